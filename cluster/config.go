@@ -1,0 +1,342 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Config is everything New needs to start a node. It is read once by New and
+// never mutated afterwards; zero fields take the DefaultConfig values.
+type Config struct {
+	// NodeID is this node's Raft server ID; default: the host name.
+	NodeID string
+	// DataDir holds raft.db (the log and stable store, fsynced) and
+	// snapshots/.
+	DataDir string
+	// RaftAddr is the address the Raft transport binds, default ":8300".
+	// Port 0 picks a free port (tests).
+	RaftAddr string
+	// AdvertiseHost is the host peers use to reach RaftAddr. Default: the
+	// bound host, or 127.0.0.1 when that is empty or unspecified (0.0.0.0).
+	// DNS names are kept as names, never resolved once.
+	AdvertiseHost string
+	// BootstrapExpect is how many nodes form a new cluster. 1: a lone node
+	// with empty Raft state bootstraps itself. N > 1: once gossip shows N
+	// members without Raft state (and none with), each of them bootstraps
+	// the same N-voter configuration, so exactly one cluster forms. Needs
+	// GossipAddr.
+	BootstrapExpect int
+	// GossipAddr is the memberlist (discovery and liveness) bind address.
+	// Empty disables discovery: the node can neither join nor be joined.
+	// Port 0 picks a free port (tests).
+	GossipAddr string
+	// Join lists peers' gossip addresses. They are tried (DNS names
+	// resolved again on every attempt) until one answers.
+	Join []string
+	// GossipKey encrypts gossip (AES-256, 32 bytes); nil sends it in clear.
+	GossipKey []byte
+	// TLS secures Raft and forwarding with mutual TLS; nil is plain TCP.
+	TLS *TLSConfig
+	// InsecureCluster allows discovery without TLS and a gossip key.
+	InsecureCluster bool
+	// ReapAfter removes a member from the Raft configuration once gossip
+	// has reported it dead (or gone) for this long; 0 never does, leaving
+	// removal to an operator (RemoveMember).
+	ReapAfter time.Duration
+	// SnapshotThreshold is how many entries since the last snapshot trigger
+	// a new one (default 8192).
+	SnapshotThreshold uint64
+	// TrailingLogs is how many entries are kept behind a snapshot so slow
+	// followers can catch up from the log (default 10240).
+	TrailingLogs uint64
+	// WriteTimeout bounds how long Propose and linearizable Read wait for a
+	// leader or a quorum (default 5s).
+	WriteTimeout time.Duration
+	// Timing holds the Raft timers; zero fields take DefaultTiming values.
+	Timing Timing
+	// Logger receives the node's and Raft's logs; default slog.Default().
+	Logger *slog.Logger
+	// Release and Commit name this build (e.g. "1.4.0", "a1b2c3d4e5f6").
+	// They are advertised to the other members and shown in /status for
+	// every member, so an operator can follow a rolling upgrade; empty
+	// hides them. Longer than MaxBuildNameLen bytes, they are cut.
+	Release string
+	Commit  string
+}
+
+// MaxBuildNameLen bounds Config.Release and Config.Commit: they travel in
+// gossip metadata, which holds at most 512 bytes in all. A longer name is
+// cut rather than refused: a node must not fail to start over a label.
+const MaxBuildNameLen = 64
+
+// Timing holds the Raft timers. Production uses DefaultTiming; tests use
+// FastTiming.
+type Timing struct {
+	// HeartbeatTimeout is how long a follower waits without contact before
+	// it starts an election.
+	HeartbeatTimeout time.Duration
+	// ElectionTimeout is how long a candidate waits before a new election.
+	ElectionTimeout time.Duration
+	// LeaderLeaseTimeout is how long a leader stays leader without
+	// reaching a quorum; it bounds how stale a deposed leader can be.
+	LeaderLeaseTimeout time.Duration
+	// CommitTimeout is the longest a follower may wait to learn a commit.
+	CommitTimeout time.Duration
+	// SnapshotInterval is how often Raft checks SnapshotThreshold.
+	SnapshotInterval time.Duration
+	// ReconcileInterval is how often the leader compares the gossip
+	// members with the Raft configuration (it also does on every gossip
+	// event), adding voters, updating addresses and reaping.
+	ReconcileInterval time.Duration
+	// JoinRetry is the pause between attempts to reach the Join peers.
+	JoinRetry time.Duration
+	// GossipProbeInterval, GossipProbeTimeout and GossipInterval tune
+	// memberlist's failure detector and dissemination.
+	GossipProbeInterval time.Duration
+	GossipProbeTimeout  time.Duration
+	GossipInterval      time.Duration
+	// GossipReclaim is how long a dead member's name stays bound to its
+	// old address; after it, a node restarted with the same id on a new
+	// address is accepted.
+	GossipReclaim time.Duration
+}
+
+// TLSConfig secures the traffic between nodes (Raft and forwarding) with
+// mutual TLS: each side presents its certificate and accepts the other's
+// only if RootCAs signed it. Host names are not checked: peers are dialled
+// at their Raft address, which certificates need not name, and a
+// certificate from the cluster's private CA is what makes a member.
+type TLSConfig struct {
+	// RootCAs holds the CA (or CAs) that sign every node's certificate.
+	RootCAs *x509.CertPool
+	// Certificate returns this node's current certificate. It is called at
+	// every handshake, so a certificate rotated on disk is used at once.
+	Certificate func() (*tls.Certificate, error)
+}
+
+// DefaultTiming returns the production timers: a 400 ms failure detector
+// (the hashicorp/raft defaults are 1 s), its 50 ms commit timeout and a
+// 30 s snapshot check.
+//
+// A follower calls an election once it has not heard from the leader for
+// HeartbeatTimeout (checked at random intervals of one to two times it; the
+// leader heartbeats every tenth of it), and the other follower votes only
+// once it, too, has given up on the old leader. A leader's kill -9 thus
+// pauses writes for about 0.5–1 s with 400 ms (measured: median 0.68 s, all
+// of 15 below 1 s) against 1.1–3.2 s with the library's 1 s (median 1.9 s);
+// see docs/PERFORMANCE.md. 400 ms is still ten missed heartbeats and
+// hundreds of round trips of a LAN or a cloud region, the networks a
+// cluster is made for. Between regions, or on hosts so overloaded that a
+// process stalls for that long, the price is spurious elections:
+// leadership moves without a failure and writes pause for one election.
+// Safety never depends on the timers: linearizable reads confirm
+// leadership with a quorum. The lease — how long a leader cut off from a
+// quorum goes on acting as one — is five heartbeats.
+func DefaultTiming() Timing {
+	d := raft.DefaultConfig()
+	return Timing{
+		HeartbeatTimeout:   400 * time.Millisecond,
+		ElectionTimeout:    400 * time.Millisecond,
+		LeaderLeaseTimeout: 200 * time.Millisecond,
+		CommitTimeout:      d.CommitTimeout,
+		SnapshotInterval:   30 * time.Second,
+		// memberlist's LAN profile: a dead node is declared in a few
+		// seconds; dissemination every 200 ms.
+		ReconcileInterval:   2 * time.Second,
+		JoinRetry:           2 * time.Second,
+		GossipProbeInterval: time.Second,
+		GossipProbeTimeout:  500 * time.Millisecond,
+		GossipInterval:      200 * time.Millisecond,
+		GossipReclaim:       10 * time.Second,
+	}
+}
+
+// FastTiming returns timers for tests on one machine: failover in well
+// under a second and frequent snapshot checks. Not faster: Raft heartbeats
+// every HeartbeatTimeout/10, and three race-instrumented processes sharing
+// two busy cores miss 50 ms leases often enough to flap.
+func FastTiming() Timing {
+	return Timing{
+		HeartbeatTimeout:   250 * time.Millisecond,
+		ElectionTimeout:    250 * time.Millisecond,
+		LeaderLeaseTimeout: 200 * time.Millisecond,
+		CommitTimeout:      5 * time.Millisecond,
+		SnapshotInterval:   100 * time.Millisecond,
+		ReconcileInterval:  100 * time.Millisecond,
+		JoinRetry:          100 * time.Millisecond,
+		// Loopback gossip: failures are detected within about a second.
+		GossipProbeInterval: 200 * time.Millisecond,
+		GossipProbeTimeout:  100 * time.Millisecond,
+		GossipInterval:      50 * time.Millisecond,
+		GossipReclaim:       time.Second,
+	}
+}
+
+// DefaultConfig returns the production defaults.
+func DefaultConfig() Config {
+	host, _ := os.Hostname() // an empty NodeID is caught by Validate
+	return Config{
+		NodeID:            host,
+		DataDir:           "arbor-data",
+		RaftAddr:          ":8300",
+		BootstrapExpect:   1,
+		SnapshotThreshold: 8192,
+		TrailingLogs:      10240,
+		WriteTimeout:      5 * time.Second,
+		Timing:            DefaultTiming(),
+		Logger:            slog.Default(),
+	}
+}
+
+// withDefaults returns c with every zero field replaced by its default, so
+// callers can set only what they care about.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.NodeID == "" {
+		c.NodeID = d.NodeID
+	}
+	if c.DataDir == "" {
+		c.DataDir = d.DataDir
+	}
+	if c.RaftAddr == "" {
+		c.RaftAddr = d.RaftAddr
+	}
+	if c.BootstrapExpect == 0 {
+		c.BootstrapExpect = d.BootstrapExpect
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = d.SnapshotThreshold
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = d.TrailingLogs
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
+	dt := d.Timing
+	t := &c.Timing
+	for _, f := range []struct{ v, d *time.Duration }{
+		{&t.HeartbeatTimeout, &dt.HeartbeatTimeout},
+		{&t.ElectionTimeout, &dt.ElectionTimeout},
+		{&t.LeaderLeaseTimeout, &dt.LeaderLeaseTimeout},
+		{&t.CommitTimeout, &dt.CommitTimeout},
+		{&t.SnapshotInterval, &dt.SnapshotInterval},
+		{&t.ReconcileInterval, &dt.ReconcileInterval},
+		{&t.JoinRetry, &dt.JoinRetry},
+		{&t.GossipProbeInterval, &dt.GossipProbeInterval},
+		{&t.GossipProbeTimeout, &dt.GossipProbeTimeout},
+		{&t.GossipInterval, &dt.GossipInterval},
+		{&t.GossipReclaim, &dt.GossipReclaim},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	c.Release, c.Commit = clip(c.Release, MaxBuildNameLen), clip(c.Commit, MaxBuildNameLen)
+	return c
+}
+
+// clip cuts s to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// Validate reports the first problem with c (after defaults are applied).
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.NodeID == "" {
+		return errors.New("cluster config: node id is empty and the host name is unknown")
+	}
+	if _, _, err := splitRaftAddr(c.RaftAddr); err != nil {
+		return fmt.Errorf("cluster config: %w", err)
+	}
+	if c.BootstrapExpect < 1 {
+		return fmt.Errorf("cluster config: bootstrap-expect must be at least 1, got %d", c.BootstrapExpect)
+	}
+	if err := c.validateCluster(); err != nil {
+		return fmt.Errorf("cluster config: %w", err)
+	}
+	if c.WriteTimeout < 0 {
+		return fmt.Errorf("cluster config: write timeout %s is negative", c.WriteTimeout)
+	}
+	if err := raft.ValidateConfig(c.raftConfig(nil)); err != nil {
+		return fmt.Errorf("cluster config: raft: %w", err)
+	}
+	return nil
+}
+
+// validateCluster checks the multi-node settings: discovery is needed to
+// meet other nodes, and, unless InsecureCluster, it must be encrypted and
+// Raft must use mutual TLS (SPEC §7).
+func (c Config) validateCluster() error {
+	multi := c.BootstrapExpect > 1 || len(c.Join) > 0
+	if multi && c.GossipAddr == "" {
+		return errors.New("bootstrap-expect > 1 and join need a gossip address (discovery)")
+	}
+	if c.GossipAddr != "" {
+		if _, _, err := net.SplitHostPort(c.GossipAddr); err != nil {
+			return fmt.Errorf("gossip address %q: %w", c.GossipAddr, err)
+		}
+		if !c.InsecureCluster && (c.TLS == nil || len(c.GossipKey) == 0) {
+			return errors.New("a multi-node cluster needs mutual TLS and a gossip key (or InsecureCluster)")
+		}
+	}
+	if n := len(c.GossipKey); n != 0 && n != 32 {
+		return fmt.Errorf("gossip key is %d bytes, want 32", n)
+	}
+	if c.TLS != nil && (c.TLS.RootCAs == nil || c.TLS.Certificate == nil) {
+		return errors.New("TLS needs both RootCAs and Certificate")
+	}
+	if c.ReapAfter < 0 {
+		return fmt.Errorf("reap-after %s is negative", c.ReapAfter)
+	}
+	return nil
+}
+
+// raftConfig translates c (with defaults applied) into a raft.Config.
+func (c Config) raftConfig(logger *slog.Logger) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(c.NodeID)
+	rc.SnapshotThreshold = c.SnapshotThreshold
+	rc.TrailingLogs = c.TrailingLogs
+	rc.SnapshotInterval = c.Timing.SnapshotInterval
+	rc.HeartbeatTimeout = c.Timing.HeartbeatTimeout
+	rc.ElectionTimeout = c.Timing.ElectionTimeout
+	rc.LeaderLeaseTimeout = c.Timing.LeaderLeaseTimeout
+	rc.CommitTimeout = c.Timing.CommitTimeout
+	// A removed node keeps running so an operator can inspect it and it
+	// can be re-added; membership is managed explicitly (SPEC §10).
+	rc.ShutdownOnRemove = false
+	if logger != nil {
+		rc.Logger = newHCLogger(logger, "raft")
+	}
+	return rc
+}
+
+// splitRaftAddr parses a host:port bind address; the host may be empty.
+func splitRaftAddr(addr string) (host string, port int, err error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("raft address %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return "", 0, fmt.Errorf("raft address %q: bad port %q", addr, p)
+	}
+	return h, n, nil
+}

@@ -1,0 +1,167 @@
+package cluster
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// testWriter forwards log lines to the test's output until the test ends,
+// then drops them (late lines from stopping goroutines must not panic).
+type testWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	done bool
+}
+
+func (tw *testWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.done {
+		return len(p), nil
+	}
+	return tw.w.Write(p)
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	tw := &testWriter{w: t.Output()}
+	t.Cleanup(func() {
+		tw.mu.Lock()
+		tw.done = true
+		tw.mu.Unlock()
+	})
+	return slog.New(slog.NewTextHandler(tw, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// testConfig is a fast single-node configuration on a free loopback port.
+func testConfig(t *testing.T, dir string) Config {
+	return Config{
+		NodeID:       "n1",
+		DataDir:      dir,
+		RaftAddr:     "127.0.0.1:0",
+		WriteTimeout: 2 * time.Second,
+		Timing:       FastTiming(),
+		Logger:       testLogger(t),
+	}
+}
+
+// startNode starts a node and registers its shutdown.
+func startNode(t *testing.T, cfg Config) (*Node, *fsm.FSM) {
+	t.Helper()
+	f := fsm.New()
+	n, err := New(cfg, f)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
+	return n, f
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval, bounded by the deadline
+	}
+}
+
+// waitReady waits until the node leads and Ready says yes.
+func waitReady(t *testing.T, n *Node) {
+	t.Helper()
+	var last error
+	waitFor(t, "node ready", 5*time.Second, func() bool {
+		last = n.Ready(context.Background())
+		return last == nil && n.raft.State() == raft.Leader
+	})
+}
+
+// crash stops a node the way a killed process would: no leadership
+// transfer and no snapshot, so a restart must replay the log.
+func crash(t *testing.T, n *Node) {
+	t.Helper()
+	n.shutdownOnce.Do(func() {
+		n.closing.Store(true)
+		if err := n.raft.Shutdown().Error(); err != nil {
+			t.Errorf("raft shutdown: %v", err)
+		}
+		n.raft.DeregisterObserver(n.observer)
+		close(n.stop)
+		n.wg.Wait()
+		if n.disco != nil {
+			_ = n.disco.Close() // no Leave: peers see a failure
+		}
+		_ = n.net.Close()
+		if err := n.bolt.Close(); err != nil {
+			t.Errorf("close bolt: %v", err)
+		}
+	})
+}
+
+func render(v *fsm.Node) string { return string(fsm.AppendJSON(nil, v, fsm.RenderOptions{})) }
+
+func set(path string, body string) fsm.Command {
+	p, err := fsm.ParsePath(path)
+	if err != nil {
+		panic(err)
+	}
+	return fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body), Now: time.Now().UnixMilli()}
+}
+
+func mustPath(s string) fsm.Path {
+	p, err := fsm.ParsePath(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// readJSON reads path with the given consistency and renders it.
+func readJSON(t *testing.T, n *Node, path string, linearizable bool) string {
+	t.Helper()
+	r, err := n.Read(context.Background(), fsm.Read{Path: mustPath(path), Linearizable: linearizable})
+	if err != nil {
+		t.Fatalf("Read(%s, linearizable=%v): %v", path, linearizable, err)
+	}
+	return render(r.Value)
+}
+
+func propose(t *testing.T, n *Node, c fsm.Command) fsm.Result {
+	t.Helper()
+	res, err := n.Propose(context.Background(), c)
+	if err != nil {
+		t.Fatalf("Propose(%v %s %s): %v", c.Kind, c.Path, c.Body, err)
+	}
+	return res
+}
+
+// openStoresForTest opens the data directory's stores the way New does,
+// without starting Raft.
+func openStoresForTest(t *testing.T, n *Node) (*raftboltdb.BoltStore, raft.LogStore, raft.SnapshotStore) {
+	t.Helper()
+	if err := os.MkdirAll(n.cfg.DataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(n.cfg.DataDir, "raft.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.cfg.DataDir, snapshotsRetained, newHCLogger(n.log, "snapshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bolt, bolt, snaps
+}

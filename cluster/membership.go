@@ -1,0 +1,320 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// membershipLoop runs while discovery is on: it keeps this node's gossip
+// metadata current, bootstraps a new cluster when BootstrapExpect nodes
+// have met, and on the leader reconciles the Raft configuration with what
+// gossip sees. It wakes on gossip events, leadership changes and every
+// ReconcileInterval.
+func (n *Node) membershipLoop() {
+	defer n.wg.Done()
+	tick := time.NewTicker(n.cfg.Timing.ReconcileInterval)
+	defer tick.Stop()
+	var b bootstrapState
+	for {
+		ch := n.memberEvents.wait()
+		if !n.closing.Load() {
+			n.disco.Advertise(n.localMeta()) // a no-op unless it changed
+			switch {
+			case !n.hasState():
+				n.tryBootstrap(&b)
+			case n.raft.State() == raft.Leader:
+				n.reconcile()
+			}
+		}
+		select {
+		case <-n.stop:
+			return
+		case <-ch:
+		case <-tick.C:
+		}
+	}
+}
+
+// localMeta is what this node advertises through gossip.
+func (n *Node) localMeta() nodeMeta {
+	return nodeMeta{
+		RaftAddr:       n.addr,
+		EntryFormat:    n.formats.entry,
+		SnapshotFormat: n.formats.snapshot,
+		Release:        n.cfg.Release,
+		Commit:         n.cfg.Commit,
+		Expect:         n.cfg.BootstrapExpect,
+		HasState:       n.hasState(),
+	}
+}
+
+// hasState reports whether this node holds Raft state (a log or a
+// snapshot), i.e. belongs to a cluster.
+func (n *Node) hasState() bool { return n.raft.LastIndex() > 0 }
+
+// bootstrapState remembers the last reason bootstrap waited, so each is
+// logged once rather than at every tick.
+type bootstrapState struct {
+	said string
+}
+
+func (b *bootstrapState) note(n *Node, level func(string, ...any), msg string, args ...any) {
+	if msg == b.said {
+		return
+	}
+	b.said = msg
+	level(msg, args...)
+}
+
+// tryBootstrap forms a new cluster if exactly BootstrapExpect nodes without
+// Raft state are alive, all expecting that many, and no live node has
+// state. Every one of them then bootstraps the same configuration (all of
+// them, sorted by ID), so however many do it, one cluster forms. Seeing a
+// node with state means a cluster exists: this node waits for its leader
+// to add it instead.
+func (n *Node) tryBootstrap(b *bootstrapState) {
+	expect := n.cfg.BootstrapExpect
+	if len(n.cfg.Join) > 0 && !n.disco.Joined() {
+		b.note(n, n.log.Info, "waiting to join the cluster before deciding to bootstrap", "join", n.cfg.Join)
+		return
+	}
+	var fresh []peer
+	for _, p := range n.disco.Peers() {
+		if p.Status != peerAlive {
+			continue
+		}
+		if p.Meta.HasState {
+			b.note(n, n.log.Info, "found a member of an existing cluster; waiting to be added as a voter", "member", string(p.ID))
+			return
+		}
+		if p.Meta.RaftAddr == "" {
+			continue // metadata we cannot read
+		}
+		if p.Meta.Expect != expect {
+			b.note(n, n.log.Warn, "a new node expects a different cluster size; not bootstrapping",
+				"member", string(p.ID), "its_bootstrap_expect", p.Meta.Expect, "bootstrap_expect", expect)
+			return
+		}
+		fresh = append(fresh, p)
+	}
+	switch {
+	case len(fresh) < expect:
+		b.note(n, n.log.Info, "waiting for nodes to bootstrap a new cluster", "seen", len(fresh), "bootstrap_expect", expect)
+		return
+	case len(fresh) > expect:
+		b.note(n, n.log.Warn, "more new nodes than bootstrap-expect; not bootstrapping (start exactly that many, or join the others to a running cluster)",
+			"seen", len(fresh), "bootstrap_expect", expect)
+		return
+	}
+	slices.SortFunc(fresh, func(a, b peer) int { return cmp.Compare(a.ID, b.ID) })
+	conf := raft.Configuration{}
+	ids := make([]string, 0, len(fresh))
+	for _, p := range fresh {
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: p.ID, Address: p.Meta.RaftAddr})
+		ids = append(ids, string(p.ID))
+	}
+	err := n.raft.BootstrapCluster(conf).Error()
+	switch {
+	case errors.Is(err, raft.ErrCantBootstrap):
+		// State arrived meanwhile (a peer's leader replicated to us).
+	case err != nil:
+		n.log.Error("bootstrap failed", "error", err)
+		return
+	default:
+		n.log.Info("bootstrapped a new cluster", "voters", ids)
+	}
+	n.disco.Advertise(n.localMeta())
+}
+
+// reconcile, on the leader, makes the Raft configuration follow gossip:
+// every alive node becomes a voter (or gets its new address), and, when
+// ReapAfter is set, a voter gone from gossip that long is removed. Nothing
+// is ever removed because a node stopped: it is probably restarting.
+func (n *Node) reconcile() {
+	n.reconciles.Add(1)
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return
+	}
+	servers := map[raft.ServerID]raft.Server{}
+	for _, s := range cf.Configuration().Servers {
+		servers[s.ID] = s
+	}
+	peers := map[raft.ServerID]peer{}
+	for _, p := range n.disco.Peers() {
+		peers[p.ID] = p
+		if p.ID == n.id || p.Status != peerAlive || p.Meta.RaftAddr == "" {
+			continue // this node's own address is fixSelfAddress's job
+		}
+		s, ok := servers[p.ID]
+		if ok && s.Address == p.Meta.RaftAddr && s.Suffrage == raft.Voter {
+			continue
+		}
+		// A newcomer must apply whatever this leader may have written. A
+		// member already in the configuration is kept up to date whatever
+		// its build: it is a member in the middle of a rolling upgrade
+		// (maybe restarted on a new address), and CanPropose already holds
+		// back the entries it could not apply.
+		if !ok && p.Meta.EntryFormat < n.formats.entry {
+			n.log.Warn("not adding a member that cannot apply this cluster's log entries; upgrade it",
+				"member", string(p.ID), "its_entry_format", p.Meta.EntryFormat, "entry_format", n.formats.entry)
+			continue
+		}
+		err := n.raft.AddVoter(p.ID, p.Meta.RaftAddr, 0, n.cfg.WriteTimeout).Error()
+		switch {
+		case err != nil:
+			n.log.Warn("cannot add voter", "member", string(p.ID), "raft_addr", string(p.Meta.RaftAddr), "error", err)
+			return // leadership may be gone; the next round retries
+		case !ok:
+			n.log.Info("voter added", "member", string(p.ID), "raft_addr", string(p.Meta.RaftAddr))
+		default:
+			n.log.Info("voter updated", "member", string(p.ID), "old_addr", string(s.Address), "raft_addr", string(p.Meta.RaftAddr))
+		}
+	}
+	n.reap(servers, peers)
+}
+
+// reap removes voters that gossip has not seen alive for ReapAfter: known
+// dead or gone since peer.Since, or never seen by this leader since it
+// first noticed.
+func (n *Node) reap(servers map[raft.ServerID]raft.Server, peers map[raft.ServerID]peer) {
+	n.memberMu.Lock()
+	defer n.memberMu.Unlock()
+	now := time.Now()
+	for id := range n.missingSince {
+		if _, ok := servers[id]; !ok {
+			delete(n.missingSince, id)
+		}
+	}
+	if n.cfg.ReapAfter <= 0 {
+		return
+	}
+	for id := range servers {
+		if id == n.id {
+			continue
+		}
+		p, known := peers[id]
+		var since time.Time
+		switch {
+		case known && p.Status == peerAlive:
+			delete(n.missingSince, id)
+			continue
+		case known:
+			since = p.Since
+		default:
+			if _, ok := n.missingSince[id]; !ok {
+				n.missingSince[id] = now
+			}
+			since = n.missingSince[id]
+		}
+		if now.Sub(since) < n.cfg.ReapAfter {
+			continue
+		}
+		if err := n.raft.RemoveServer(id, 0, n.cfg.WriteTimeout).Error(); err != nil {
+			n.log.Warn("cannot reap member", "member", string(id), "error", err)
+			return
+		}
+		delete(n.missingSince, id)
+		n.log.Warn("member reaped: gone longer than reap-after", "member", string(id), "gone_since", since, "reap_after", n.cfg.ReapAfter)
+	}
+}
+
+// RemoveMember removes the server id from the Raft configuration (through
+// the leader). Only a member that gossip does not see alive can be
+// removed: an alive one would be added back at once; stop it first.
+func (n *Node) RemoveMember(ctx context.Context, id string) error {
+	const op = "remove member"
+	if n.closing.Load() {
+		return shuttingDown(op)
+	}
+	if id == "" {
+		return fsm.Public(fsm.ErrBadRequest, "Member id is empty")
+	}
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
+	for {
+		ch := n.changes.wait()
+		t, err := n.route(ctx, op)
+		if err != nil {
+			return err
+		}
+		if t.local {
+			err = n.leaderRemove(ctx, raft.ServerID(id))
+		} else {
+			err = n.forwardRemove(ctx, t, id)
+		}
+		if !errors.Is(err, errRetry) {
+			return err
+		}
+		if err := awaitChange(ctx, ch); err != nil {
+			return deadlineError(op, "leadership changing", fsm.ErrNoLeader, err)
+		}
+	}
+}
+
+// forwardRemove asks the leader to remove id.
+func (n *Node) forwardRemove(ctx context.Context, t target, id string) error {
+	reply, err := n.net.RoundTrip(ctx, t.addr, opRemoveServer, []byte(id))
+	switch {
+	case errors.Is(err, errNotSent):
+		return errRetry
+	case err != nil:
+		return fmt.Errorf("remove member: no answer from leader %s, outcome unknown: %w (%w)", t.id, fsm.ErrNoLeader, err)
+	}
+	r, err := decodeReply(reply)
+	if err != nil {
+		return err
+	}
+	return r.done()
+}
+
+// leaderRemove is RemoveMember on the leader.
+func (n *Node) leaderRemove(ctx context.Context, id raft.ServerID) error {
+	const op = "remove member"
+	cf := n.raft.GetConfiguration()
+	if err := waitFuture(ctx, cf); err != nil {
+		return raftError(op, err, true)
+	}
+	found := false
+	for _, s := range cf.Configuration().Servers {
+		found = found || s.ID == id
+	}
+	if !found {
+		return fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("No member %q in the cluster", id))
+	}
+	if id == n.id || n.peerAlive(id) {
+		return fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("Member %q is alive; stop it before removing it", id))
+	}
+	if err := waitFuture(ctx, n.raft.RemoveServer(id, 0, n.cfg.WriteTimeout)); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return deadlineError(op, "configuration change not committed in time", fsm.ErrTimeout, ctxErr)
+		}
+		return raftError(op, err, false)
+	}
+	n.memberMu.Lock()
+	delete(n.missingSince, id)
+	n.memberMu.Unlock()
+	n.log.Warn("member removed by an operator", "member", string(id))
+	return nil
+}
+
+// peerAlive reports whether gossip sees id alive.
+func (n *Node) peerAlive(id raft.ServerID) bool {
+	if n.disco == nil {
+		return false
+	}
+	for _, p := range n.disco.Peers() {
+		if p.ID == id {
+			return p.Status == peerAlive
+		}
+	}
+	return false
+}

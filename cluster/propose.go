@@ -1,0 +1,105 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// Propose replicates c as one log entry and returns what the FSM answered
+// when it applied it. On a follower the entry is forwarded to the leader
+// over the cluster port and the leader's answer is returned as is. The
+// FSM's own errors (precondition failed, bad data, too large) are returned
+// untouched, with the Result the FSM produced. A kind some member cannot
+// apply yet is refused with fsm.ErrNotReady (CanPropose). Raft trouble is
+// mapped to fsm.ErrNoLeader (no leader within the write timeout, or
+// leadership lost mid-commit: outcome unknown), fsm.ErrTimeout (not
+// committed in time: outcome unknown) or fsm.ErrShuttingDown.
+func (n *Node) Propose(ctx context.Context, c fsm.Command) (fsm.Result, error) {
+	if n.closing.Load() {
+		return fsm.Result{}, shuttingDown("propose")
+	}
+	// Checked here too, not only by the leader: an older leader could not
+	// even decode a newer kind, and would answer with an internal error
+	// instead of "not ready".
+	if err := n.CanPropose(c.Kind); err != nil {
+		return fsm.Result{}, err
+	}
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
+	data := c.Encode()
+	for {
+		t, err := n.route(ctx, "propose")
+		if err != nil {
+			return fsm.Result{}, err
+		}
+		ch := n.changes.wait()
+		var res fsm.Result
+		if t.local {
+			res, err = n.applyLocal(ctx, data)
+		} else {
+			res, err = n.forwardPropose(ctx, t, data)
+		}
+		if !errors.Is(err, errRetry) {
+			return res, err
+		}
+		// Certainly not applied (leadership just moved, or the leader
+		// could not be reached): wait for the change to be visible, then
+		// route again.
+		if err := awaitChange(ctx, ch); err != nil {
+			return fsm.Result{}, deadlineError("propose", "leadership changing", fsm.ErrNoLeader, err)
+		}
+	}
+}
+
+// applyLocal appends data to the log on this node, the leader, and waits
+// for it to be committed and applied.
+func (n *Node) applyLocal(ctx context.Context, data []byte) (fsm.Result, error) {
+	enqueue := n.cfg.WriteTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		enqueue = time.Until(dl)
+	}
+	if enqueue <= 0 {
+		return fsm.Result{}, deadlineError("propose", "no time left to enqueue", fsm.ErrTimeout, ctx.Err())
+	}
+	f := n.raft.Apply(data, enqueue)
+	if err := waitFuture(ctx, f); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return fsm.Result{}, deadlineError("propose", "entry not committed in time, outcome unknown", fsm.ErrTimeout, ctxErr)
+		}
+		mapped := raftError("propose", err, false)
+		if !errors.Is(mapped, errRetry) && !errors.Is(mapped, fsm.ErrShuttingDown) {
+			n.log.Warn("raft apply failed", "error", err)
+		}
+		return fsm.Result{}, mapped
+	}
+	resp, ok := f.Response().(*fsm.ApplyResponse)
+	if !ok || resp == nil {
+		return fsm.Result{}, fmt.Errorf("propose: unexpected FSM response %T", f.Response())
+	}
+	return resp.Result, resp.Err
+}
+
+// waitFuture waits for f bounded by ctx. raft futures cannot be selected
+// on, so a goroutine waits; it always ends because Raft answers every
+// future (at the latest with ErrRaftShutdown).
+func waitFuture(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done: // finished at the same moment: prefer the answer
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
+}

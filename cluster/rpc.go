@@ -1,0 +1,234 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// Reply kinds: the first byte of every RPC answer.
+const (
+	// replyOK is followed by the op's answer (a Result, an index, nothing).
+	replyOK byte = 0
+	// replyError is followed by fsm.Code(err) and the error's message, so
+	// the caller rebuilds an error that matches the same sentinel.
+	replyError byte = 1
+	// replyPrecondition is a failed if-match, followed by the current
+	// value: the follower's 412 shows it exactly as the leader saw it.
+	replyPrecondition byte = 2
+	// replyRetry means the request was not acted on (the peer does not
+	// lead, or is stopping): ask whoever leads next.
+	replyRetry byte = 3
+)
+
+// nodeDepth bounds the nesting of values decoded from a peer. Stored values
+// are at most fsm.MaxDepth deep; priorities add a level each.
+const nodeDepth = 4 * fsm.MaxDepth
+
+// errMalformed is a reply this build cannot decode.
+var errMalformed = errors.New("malformed cluster RPC reply")
+
+// encodeError turns err into a reply, keeping what the caller needs to
+// rebuild it: the retry marker, a precondition failure's current value, or
+// the sentinel's code and the message.
+func encodeError(err error) []byte {
+	var pre *fsm.PreconditionError
+	switch {
+	case errors.Is(err, errRetry):
+		return appendString([]byte{replyRetry}, err.Error())
+	case errors.As(err, &pre):
+		return appendNode([]byte{replyPrecondition}, pre.Current)
+	default:
+		// A client-facing message must arrive exactly as the FSM wrote it,
+		// without the leader's wrapping.
+		msg := err.Error()
+		var pub *fsm.PublicError
+		if errors.As(err, &pub) {
+			msg = pub.Message
+		}
+		b := []byte{replyError, fsm.Code(err)}
+		return appendString(b, msg)
+	}
+}
+
+// encodeResult is the reply of a successful opPropose.
+func encodeResult(r fsm.Result) []byte {
+	b := []byte{replyOK}
+	b = appendNode(b, r.Value)
+	if r.Fields == nil {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(r.Fields)))
+		for _, f := range r.Fields {
+			b = binary.AppendUvarint(b, uint64(len(f.Path)))
+			for _, k := range f.Path {
+				b = appendString(b, k)
+			}
+			b = appendNode(b, f.Value)
+		}
+	}
+	b = appendString(b, r.Name)
+	b = appendString(b, r.ETag)
+	return binary.AppendUvarint(b, r.Index)
+}
+
+// encodeIndex is the reply of a successful opReadIndex.
+func encodeIndex(idx uint64) []byte { return binary.AppendUvarint([]byte{replyOK}, idx) }
+
+// decodeReply reads the reply kind. For replyOK it returns a reader over
+// the answer; otherwise the error the peer sent.
+func decodeReply(b []byte) (*replyReader, error) {
+	if len(b) == 0 {
+		return nil, errMalformed
+	}
+	r := &replyReader{b: b[1:]}
+	switch b[0] {
+	case replyOK:
+		return r, nil
+	case replyError:
+		code := r.byte()
+		msg := r.string()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return nil, fsm.FromCode(code, msg)
+	case replyPrecondition:
+		cur := r.node()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return nil, &fsm.PreconditionError{Current: cur}
+	case replyRetry:
+		msg := r.string()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return nil, fmt.Errorf("%s: %w", msg, errRetry)
+	}
+	return nil, fmt.Errorf("%w: reply kind %d", errMalformed, b[0])
+}
+
+// decodeResult reads encodeResult's answer.
+func decodeResult(r *replyReader) (fsm.Result, error) {
+	var res fsm.Result
+	res.Value = r.node()
+	if r.byte() == 1 {
+		n := r.count()
+		res.Fields = make([]fsm.Field, 0, n)
+		for range n {
+			segs := r.count()
+			p := make(fsm.Path, 0, segs)
+			for range segs {
+				p = append(p, r.string())
+			}
+			res.Fields = append(res.Fields, fsm.Field{Path: p, Value: r.node()})
+		}
+	}
+	res.Name = r.string()
+	res.ETag = r.string()
+	res.Index = r.uvarint()
+	return res, r.done()
+}
+
+// appendString writes a length-prefixed string.
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendNode writes a value in the export form snapshots use (priorities
+// kept, no array rule), so fsm.ParseBody rebuilds an identical node with
+// the same ETag; a presence byte tells null from everything else.
+func appendNode(b []byte, n *fsm.Node) []byte {
+	if n == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	js := fsm.AppendJSON(nil, n, fsm.RenderOptions{Export: true})
+	b = binary.AppendUvarint(b, uint64(len(js)))
+	return append(b, js...)
+}
+
+// replyReader decodes a reply; the first problem sticks in err and every
+// later read returns zero values.
+type replyReader struct {
+	b   []byte
+	err error
+}
+
+func (r *replyReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", errMalformed, what)
+	}
+	r.b = nil
+}
+
+func (r *replyReader) byte() byte {
+	if len(r.b) < 1 {
+		r.fail("short")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *replyReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a length that must fit in what is left of the reply (every
+// element takes at least a byte), so a corrupt count cannot allocate.
+func (r *replyReader) count() int {
+	v := r.uvarint()
+	if v > uint64(len(r.b)) {
+		r.fail("count beyond the reply")
+		return 0
+	}
+	return int(v)
+}
+
+func (r *replyReader) bytes() []byte {
+	n := r.count()
+	if r.err != nil {
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *replyReader) string() string { return string(r.bytes()) }
+
+func (r *replyReader) node() *fsm.Node {
+	if r.byte() == 0 || r.err != nil {
+		return nil
+	}
+	js := r.bytes()
+	if r.err != nil {
+		return nil
+	}
+	n, err := fsm.ParseBody(js, nodeDepth)
+	if err != nil {
+		r.fail("value: " + err.Error())
+		return nil
+	}
+	return n
+}
+
+// done reports the first decoding problem, or trailing bytes.
+func (r *replyReader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	return r.err
+}

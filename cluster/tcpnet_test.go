@@ -1,0 +1,214 @@
+package cluster
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"math/big"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// testCA is a throwaway certificate authority.
+type testCA struct {
+	t    *testing.T
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{t: t, cert: cert, key: key, pool: pool}
+}
+
+// tls returns a node TLS configuration with a certificate for name (server
+// auth only, as operators' certificates often are).
+func (ca *testCA) tls(name string) *TLSConfig {
+	ca.t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		ca.t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: name},
+		DNSNames:     []string{name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		ca.t.Fatal(err)
+	}
+	cert := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return &TLSConfig{RootCAs: ca.pool, Certificate: func() (*tls.Certificate, error) { return cert, nil }}
+}
+
+// TestTCPClusterMutualTLS runs the production wiring in-process: three
+// nodes on loopback TCP with mutual TLS and encrypted memberlist gossip,
+// bootstrapping through --bootstrap-expect and --join, forwarding a write
+// and a read barrier over the TLS cluster port.
+func TestTCPClusterMutualTLS(t *testing.T) {
+	ca := newTestCA(t)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	cfg := func(id string, join []string) Config {
+		return Config{
+			NodeID:          id,
+			DataDir:         filepath.Join(root, id),
+			RaftAddr:        "127.0.0.1:0",
+			GossipAddr:      "127.0.0.1:0",
+			Join:            join,
+			GossipKey:       key,
+			TLS:             ca.tls(id),
+			BootstrapExpect: 3,
+			WriteTimeout:    3 * time.Second,
+			Timing:          clusterTiming(),
+			Logger:          testLogger(t),
+		}
+	}
+	n1, _ := startNode(t, cfg("n1", nil))
+	seed := n1.disco.(*gossip).ml.LocalNode().Address()
+	n2, _ := startNode(t, cfg("n2", []string{seed}))
+	n3, _ := startNode(t, cfg("n3", []string{"localhost:1", seed})) // a dead address first: join tries all
+	nodes := []*Node{n1, n2, n3}
+	c := &testCluster{t: t, nodes: nodes}
+	leader := c.waitLeader()
+	if got := ids(voters(t, leader)); len(got) != 3 {
+		t.Fatalf("voters = %v", got)
+	}
+	var followers []*Node
+	for _, n := range nodes {
+		if n != leader {
+			followers = append(followers, n)
+		}
+	}
+	res := propose(t, followers[0], set("/tls", `{"ok":true}`))
+	if got := readJSON(t, followers[1], "/tls", true); got != `{"ok":true}` || res.Index == 0 {
+		t.Fatalf("read on the other follower = %s (write index %d)", got, res.Index)
+	}
+	st, err := followers[1].Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range st.(*Status).Members {
+		if m.Health != "alive" || m.GossipAddress == "" || m.Versions == nil {
+			t.Errorf("member %+v", m)
+		}
+	}
+
+	// Strangers are refused: a certificate from another CA, and no TLS.
+	for name, tc := range map[string]*TLSConfig{"other CA": newTestCA(t).tls("intruder"), "plain TCP": nil} {
+		c := Config{RaftAddr: "127.0.0.1:0", TLS: tc}
+		nw, err := newTCPNetwork(c, testLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err = nw.RoundTrip(ctx, leader.addr, opReadIndex, nil)
+		cancel()
+		nw.Close()
+		if err == nil {
+			t.Errorf("%s: a read-index RPC was answered", name)
+		}
+	}
+}
+
+// TestTCPRoundTripFailures: a refused connection is "not sent" (safe to
+// retry); a peer that dies mid-request is not.
+func TestTCPRoundTripFailures(t *testing.T) {
+	nw, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nw.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := raft.ServerAddress(ln.Addr().String())
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := nw.RoundTrip(ctx, dead, opReadIndex, nil); !errors.Is(err, errNotSent) {
+		t.Fatalf("to a closed port: %v, want errNotSent", err)
+	}
+
+	// A server that reads the request and hangs up without answering.
+	srv, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Serve(func(ctx context.Context, op rpcOp, payload []byte) []byte {
+		if op == opPropose {
+			srv.(*tcpNetwork).mu.Lock()
+			for sc := range srv.(*tcpNetwork).serving {
+				sc.conn.Close()
+			}
+			srv.(*tcpNetwork).mu.Unlock()
+		}
+		return encodeIndex(42)
+	})
+	defer srv.Close()
+	reply, err := nw.RoundTrip(ctx, srv.Addr(), opReadIndex, nil)
+	if err != nil {
+		t.Fatalf("read index: %v", err)
+	}
+	if r, err := decodeReply(reply); err != nil || r.uvarint() != 42 {
+		t.Fatalf("reply %v %v", r, err)
+	}
+	// The pooled connection is reused, then the server breaks it mid-call.
+	_, err = nw.RoundTrip(ctx, srv.Addr(), opPropose, []byte("x"))
+	if err == nil || errors.Is(err, errNotSent) {
+		t.Fatalf("a request cut off after sending: %v, want an error that is not errNotSent", err)
+	}
+	// A stopped server's idle connections are noticed, not reused.
+	if _, err := nw.RoundTrip(ctx, srv.Addr(), opReadIndex, nil); err != nil {
+		t.Fatalf("after a broken connection: %v", err)
+	}
+	srv.Close()
+	if _, err := nw.RoundTrip(ctx, srv.Addr(), opReadIndex, nil); !errors.Is(err, errNotSent) {
+		t.Fatalf("to a stopped server with a pooled connection: %v, want errNotSent", err)
+	}
+	_ = fsm.ErrNoLeader
+}

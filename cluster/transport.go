@@ -1,0 +1,78 @@
+package cluster
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Raft transport tuning: the connection pool per peer and the I/O deadline
+// of one RPC (snapshot installs extend their own deadline).
+const (
+	transportMaxPool = 3
+	transportTimeout = 10 * time.Second
+)
+
+// streamLayer is the raft.StreamLayer of a tcpNetwork. It exists (instead
+// of raft.NewTCPTransport) because the Raft port is shared with Arbor's RPCs
+// (the network's accept loop hands Raft only its own connections), because
+// connections may be mutual TLS, and because the advertised address must
+// carry the real port when binding port 0 and may be a DNS name kept as a
+// name, which TCPStreamLayer's *net.TCPAddr cannot express.
+type streamLayer struct {
+	net *tcpNetwork
+}
+
+// Accept implements net.Listener: the next Raft connection.
+func (s *streamLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.net.raftConns:
+		return c, nil
+	case <-s.net.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close implements net.Listener; it closes the whole network, which Raft
+// does only when it shuts down.
+func (s *streamLayer) Close() error { return s.net.closeListener() }
+
+// Addr returns the advertised address: what peers store in the Raft
+// configuration and dial.
+func (s *streamLayer) Addr() net.Addr { return s.net.adv }
+
+// Dial implements raft.StreamLayer.
+func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return s.net.dial(address, timeout)
+}
+
+// hostPort is a net.Addr that keeps a host name unresolved.
+type hostPort string
+
+// Network implements net.Addr.
+func (hostPort) Network() string { return "tcp" }
+
+// String implements net.Addr.
+func (h hostPort) String() string { return string(h) }
+
+// advertiseAddr picks the address peers should dial: the configured host
+// (kept as a name) or the bound IP, with the port actually bound. An
+// unspecified bind (":8300", "0.0.0.0:8300") advertises 127.0.0.1: set
+// the advertise host for anything beyond one machine.
+func advertiseAddr(host string, bound net.Addr) net.Addr {
+	port := 0
+	var ip net.IP
+	if tcp, ok := bound.(*net.TCPAddr); ok {
+		port, ip = tcp.Port, tcp.IP
+	}
+	if host == "" {
+		if ip == nil || ip.IsUnspecified() {
+			host = "127.0.0.1"
+		} else {
+			host = ip.String()
+		}
+	}
+	return hostPort(net.JoinHostPort(host, strconv.Itoa(port)))
+}

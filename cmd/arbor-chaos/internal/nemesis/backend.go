@@ -1,0 +1,89 @@
+// Package nemesis starts a three-node arbor cluster on a backend (local
+// processes or Docker containers) and injects faults into it: kill -9,
+// pause, graceful stop, restart and — on Docker — network partitions.
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
+)
+
+// ErrUnsupported is returned for a fault the backend cannot inject.
+var ErrUnsupported = errors.New("nemesis: not supported by this backend")
+
+// Backend runs the nodes and injects faults into them. Every method is
+// bounded: by ctx, and by the backend's own timeouts.
+type Backend interface {
+	// Name is "process" or "docker".
+	Name() string
+	// Nodes are the node ids, n1…n3.
+	Nodes() []string
+	// Setup prepares everything (certificates, data directories,
+	// networks, containers) and starts every node.
+	Setup(ctx context.Context) error
+	// Endpoints are the nodes' HTTPS APIs, reachable from this host.
+	Endpoints() []client.Endpoint
+	// CAFile is the CA certificate clients trust.
+	CAFile() string
+
+	// Kill stops a node with SIGKILL: no shutdown, no flush.
+	Kill(ctx context.Context, node string) error
+	// Stop stops a node gracefully (SIGTERM) and reports how long it took
+	// to exit.
+	Stop(ctx context.Context, node string) (time.Duration, error)
+	// Start starts a stopped or killed node again, on the same data.
+	Start(ctx context.Context, node string) error
+	// Pause freezes a node (SIGSTOP, or the cgroup freezer): its sockets
+	// stay open and nothing answers.
+	Pause(ctx context.Context, node string) error
+	// Resume unfreezes a paused node.
+	Resume(ctx context.Context, node string) error
+	// Cut severs the network links between each pair (both directions);
+	// Heal restores every link. ErrUnsupported without partitions.
+	Cut(ctx context.Context, pairs [][2]string) error
+	Heal(ctx context.Context) error
+	// Partitions reports whether Cut works.
+	Partitions() bool
+
+	// CollectLogs copies every node's log into dir.
+	CollectLogs(ctx context.Context, dir string) error
+	// Cleanup stops and removes everything Setup created, except the
+	// report directory. It is safe to call more than once, and after a
+	// failed Setup.
+	Cleanup(ctx context.Context) error
+}
+
+// NodeNames are the ids of the three nodes.
+var NodeNames = []string{"n1", "n2", "n3"}
+
+// NodeOptions are the arbor flags every node gets, whatever the backend.
+type NodeOptions struct {
+	AdminSecret       string
+	RaftTiming        string // "default" or "fast"
+	WriteTimeout      time.Duration
+	SnapshotThreshold int
+	TrailingLogs      int
+	// Extra are more `arbor serve` flags, appended last.
+	Extra []string
+}
+
+// flags renders the options as serve flags.
+func (o NodeOptions) flags() []string {
+	f := []string{"--admin-secret", o.AdminSecret}
+	if o.RaftTiming != "" {
+		f = append(f, "--raft-timing", o.RaftTiming)
+	}
+	if o.WriteTimeout > 0 {
+		f = append(f, "--write-timeout", o.WriteTimeout.String())
+	}
+	if o.SnapshotThreshold > 0 {
+		f = append(f, "--snapshot-threshold", itoa(o.SnapshotThreshold))
+	}
+	if o.TrailingLogs > 0 {
+		f = append(f, "--trailing-logs", itoa(o.TrailingLogs))
+	}
+	return append(f, o.Extra...)
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// print writes r for a person: a table of the steps with their write
+// figures, then the verdicts.
+func (r *result) print(w io.Writer, o options) {
+	fmt.Fprintf(w, "\n== %s variant: rolling upgrade %s → %s (%d clients, %d ops/s)\n",
+		r.Variant, r.Releases.Old, r.Releases.New, o.Clients, o.Rate)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\tnode\tleader\tstop\tready\thealthy\twrites\tok\t503/unknown\tfailed\tlongest gap\tp50\tp99\tmax\t")
+	row := func(name, node, leader string, stop, ready, healthy string, s writeStats) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", name, node, leader, stop, ready, healthy,
+			s.Invoked, s.OK, s.Unknown, s.Failed, ms(s.LongestGap), ms(s.P50), ms(s.P99), ms(s.Max))
+	}
+	row("before", "-", "-", "-", "-", "-", r.Baseline)
+	for i, s := range r.Steps {
+		row(fmt.Sprint(i+1), s.Node, s.Leader, secs(s.Stop), secs(s.Ready), secs(s.Healthy), s.Writes)
+	}
+	row("whole run", "-", "-", "-", "-", "-", r.Overall)
+	tw.Flush()
+	fmt.Fprintf(w, "(stop: SIGTERM → exit 0; ready: new release started → /readyz 200; healthy: SIGTERM → all ready, 3 alive voters, caught up;\n"+
+		" longest gap: the longest time in the step with no write acknowledged; p50/p99/max: latency of acknowledged writes)\n")
+	fmt.Fprintf(w, "operations: %d (%d reads)\n", r.Ops, r.Reads)
+	for i, d := range r.Durable {
+		fmt.Fprintf(w, "durability on %s: %d acknowledged write-once writes (PUT, PATCH, POST) checked, %d problems\n",
+			nodes[i], d.Acked, len(d.Problems))
+	}
+	switch r.Lin.Result {
+	case porcupine.Ok:
+		fmt.Fprintf(w, "linearizability: ok (%d register operations, checked in %s)\n", r.Lin.Ops, r.Lin.Took.Round(time.Millisecond))
+	case "":
+	default:
+		fmt.Fprintf(w, "linearizability: %s (%d register operations)\n", r.Lin.Result, r.Lin.Ops)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if len(r.Failures) == 0 {
+		fmt.Fprintf(w, "PASS %s: every node on %s, history linearizable, no acknowledged write lost, longest write gap per step %s (limit %s)\n",
+			r.Variant, r.Releases.New, ms(r.longestStepGap()), o.MaxGap)
+		return
+	}
+	fmt.Fprintf(w, "FAIL %s (files kept in %s):\n", r.Variant, r.Dir)
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "  - %s\n", f)
+	}
+}
+
+// longestStepGap is the worst step's write gap.
+func (r *result) longestStepGap() time.Duration {
+	var g time.Duration
+	for _, s := range r.Steps {
+		g = max(g, s.Writes.LongestGap)
+	}
+	return g
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// options are the command line's settings.
+type options struct {
+	OldBin, NewBin     string
+	OldImage, NewImage string
+	Docker             string // auto, yes or no
+	Dir                string
+	Keep               bool
+	Verbose            bool
+	Clients            int
+	Rate               int
+	Registers          int
+	Settle             time.Duration
+	Dwell              time.Duration
+	MaxGap             time.Duration
+	StepTimeout        time.Duration
+	Timeout            time.Duration
+	CheckTimeout       time.Duration
+}
+
+// releases are the two releases' names, as their binaries report them.
+type releases struct{ Old, New string }
+
+// step is one node's replacement.
+type step struct {
+	Node string
+	// Leader is the leader when the step began.
+	Leader string
+	// Stop is SIGTERM → exited; Ready is started → /readyz 200; Healthy
+	// is SIGTERM → the whole cluster healthy again (the step's length).
+	Stop, Ready, Healthy time.Duration
+	Window               window
+	Writes               writeStats
+}
+
+// result is everything one variant found.
+type result struct {
+	Variant  string
+	Releases releases
+	Dir      string
+	Steps    []step
+	// Baseline are the writes before the first step, Overall all of them.
+	Baseline, Overall writeStats
+	Ops, Reads        int
+	Lin               linearizability
+	Durable           []durability // per node
+	Notes             []string
+	Failures          []string
+}
+
+func (r *result) fail(format string, args ...any) {
+	r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
+}
+
+// runVariant runs the whole rolling upgrade on b, whose files are in dir,
+// and checks it.
+func runVariant(ctx context.Context, o options, b backend, dir string, rel releases, secret string) *result {
+	r := &result{Variant: b.name(), Releases: rel, Dir: dir}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	defer func() {
+		// Cleanup runs even when ctx has ended (a timeout, a ^C).
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer ccancel()
+		if err := b.cleanup(cctx); err != nil {
+			r.fail("cleanup: %v", err)
+		}
+	}()
+
+	if err := b.setup(ctx); err != nil {
+		r.fail("setup: %v", err)
+		return r
+	}
+	ca, err := loadCA(b.caFile())
+	if err != nil {
+		r.fail("%v", err)
+		return r
+	}
+	admin := newClient(b.addrs(), ca, secret)
+	defer admin.close()
+	leader, err := waitHealthy(ctx, admin, o.StepTimeout)
+	if err != nil {
+		r.fail("the old cluster: %v", err)
+		return r
+	}
+	for _, id := range nodes {
+		if got, err := b.release(ctx, id); err != nil || got != rel.Old {
+			r.fail("%s should run the old release %s before the upgrade: %q %v", id, rel.Old, got, err)
+			return r
+		}
+	}
+
+	l := startLoad(ctx, loadConfig{Nodes: nodes, Addrs: b.addrs(), CA: ca, Secret: secret,
+		Clients: o.Clients, Rate: o.Rate, Registers: o.Registers})
+	var ops []op
+	finished := false
+	finish := func() {
+		if !finished {
+			ops, finished = l.finish(), true
+		}
+	}
+	defer func() {
+		if !finished { // a step failed: keep what was recorded, for a person
+			finish()
+			if err := writeHistory(filepath.Join(r.Dir, "history.jsonl"), ops); err != nil {
+				r.Notes = append(r.Notes, err.Error())
+			}
+		}
+	}()
+	if err := pause(ctx, o.Settle); err != nil {
+		r.fail("%v", err)
+		return r
+	}
+	baseline := window{0, l.since()}
+
+	remaining := []string{"n3", "n2", "n1"}
+	for len(remaining) > 0 {
+		id := nextNode(remaining, leader)
+		remaining = slices.DeleteFunc(remaining, func(s string) bool { return s == id })
+		s, newLeader, err := replace(ctx, o, b, admin, l, id, leader)
+		r.Steps = append(r.Steps, s)
+		if err != nil {
+			r.fail("replacing %s: %v", id, err)
+			return r
+		}
+		leader = newLeader
+		// Let the mixed-version cluster carry the load a while before
+		// the next step, as an operator checking it would.
+		if err := pause(ctx, o.Dwell); err != nil {
+			r.fail("%v", err)
+			return r
+		}
+	}
+	if err := pause(ctx, o.Settle); err != nil {
+		r.fail("%v", err)
+		return r
+	}
+	finish()
+
+	// Quiet now: wait until every node has applied everything.
+	if _, err := waitHealthy(ctx, admin, o.StepTimeout); err != nil {
+		r.fail("after the upgrade: %v", err)
+	}
+	ops = append(ops, finalReads(ctx, admin, l, o.Clients, o.Registers)...)
+	r.check(ctx, o, b, admin, ops, baseline)
+	if err := writeHistory(filepath.Join(r.Dir, "history.jsonl"), ops); err != nil {
+		r.Notes = append(r.Notes, err.Error())
+	}
+	return r
+}
+
+// pause lets the load run for d.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+}
+
+// replace is one step: stop id gracefully, start it on the new release,
+// wait for it to be ready and for the cluster to be healthy. It returns
+// the step and the leader afterwards.
+func replace(ctx context.Context, o options, b backend, admin *client, l *load, id, leader string) (step, string, error) {
+	s := step{Node: id, Leader: leader}
+	s.Window.From = l.since()
+	t0 := time.Now()
+	if err := b.stop(ctx, id); err != nil {
+		s.Window.To = l.since()
+		return s, "", err
+	}
+	s.Stop = time.Since(t0)
+	t1 := time.Now()
+	if err := b.startNew(ctx, id); err != nil {
+		s.Window.To = l.since()
+		return s, "", err
+	}
+	if err := waitReady(ctx, admin, id, o.StepTimeout); err != nil {
+		s.Window.To = l.since()
+		return s, "", err
+	}
+	s.Ready = time.Since(t1)
+	newLeader, err := waitHealthy(ctx, admin, o.StepTimeout)
+	s.Healthy = time.Since(t0)
+	s.Window.To = l.since()
+	return s, newLeader, err
+}
+
+// finalReads reads every register from every node (linearizable), so a
+// write lost or a node left behind shows in the history.
+func finalReads(ctx context.Context, admin *client, l *load, clients, registers int) []op {
+	var ops []op
+	for i, id := range nodes {
+		for k := range registers {
+			o := op{ID: l.nextID(), Client: clients + i, Node: id, Kind: register, Read: true, Final: true,
+				Key: fmt.Sprintf("reg/k%d", k)}
+			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+			o.Call = l.since()
+			code, body, err := admin.do(rctx, id, http.MethodGet, "/upgrade/"+o.Key+".json", "")
+			o.Return = l.since()
+			cancel()
+			o.Status = code
+			switch {
+			case err != nil:
+				o.Outcome, o.Error = unknown, err.Error()
+			case code != http.StatusOK:
+				o.Outcome, o.Error = unknown, strings.TrimSpace(string(body))
+			default:
+				o.Outcome, o.Out = ok, strings.TrimSpace(string(body))
+			}
+			ops = append(ops, o)
+		}
+	}
+	return ops
+}
+
+// keepOrRemove deletes the variant's directory after a success unless
+// asked to keep it.
+func (r *result) keepOrRemove(keep bool) {
+	if keep || len(r.Failures) > 0 {
+		return
+	}
+	if err := os.RemoveAll(r.Dir); err != nil {
+		r.Notes = append(r.Notes, "removing "+r.Dir+": "+err.Error())
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock for the reloader's check interval.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func writePair(t *testing.T, certFile, keyFile string) []byte {
+	t.Helper()
+	certPEM, keyPEM, err := newSelfSigned([]string{"localhost"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(certFile, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair.Leaf.Raw
+}
+
+func served(t *testing.T, r *certReloader) []byte {
+	t.Helper()
+	c, err := r.GetCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Leaf.Raw
+}
+
+func TestCertReloaderPicksUpNewPair(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	first := writePair(t, certFile, keyFile)
+	r, err := newCertReloader(certFile, keyFile, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{t: time.Now()}
+	r.now = clock.now
+	r.nextCheck = clock.t.Add(certCheckInterval)
+
+	second := writePair(t, certFile, keyFile)
+	if got := served(t, r); string(got) != string(first) {
+		t.Fatal("looked at the files before the check interval passed")
+	}
+	clock.t = clock.t.Add(certCheckInterval)
+	if got := served(t, r); string(got) != string(second) {
+		t.Fatal("new pair not served after the check interval")
+	}
+
+	// A broken pair (a key that does not match) keeps the old one in use.
+	otherKeyDir := t.TempDir()
+	writePair(t, filepath.Join(otherKeyDir, "c"), keyFile)
+	clock.t = clock.t.Add(certCheckInterval)
+	if got := served(t, r); string(got) != string(second) {
+		t.Fatal("a mismatched pair replaced the working one")
+	}
+	// A missing file too.
+	if err := os.Remove(certFile); err != nil {
+		t.Fatal(err)
+	}
+	clock.t = clock.t.Add(certCheckInterval)
+	if got := served(t, r); string(got) != string(second) {
+		t.Fatal("a missing certificate replaced the working one")
+	}
+	// Once a good pair is back, it is served.
+	third := writePair(t, certFile, keyFile)
+	clock.t = clock.t.Add(certCheckInterval)
+	if got := served(t, r); string(got) != string(third) {
+		t.Fatal("a repaired pair was not picked up")
+	}
+}
+
+func TestCertReloaderRejectsBadPairAtStart(t *testing.T) {
+	dir := t.TempDir()
+	_, err := newCertReloader(filepath.Join(dir, "none.pem"), filepath.Join(dir, "none.key"), slog.New(slog.DiscardHandler))
+	if err == nil {
+		t.Fatal("want an error for missing files")
+	}
+}

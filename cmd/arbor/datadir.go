@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// addrFileName is the file in the data directory that holds the address
+// the HTTPS server actually listens on, so tools and tests started with
+// --http-addr 127.0.0.1:0 can find the port.
+const addrFileName = "http.addr"
+
+// addrFile is the path of the listening-address file in dataDir.
+func addrFile(dataDir string) string { return filepath.Join(dataDir, addrFileName) }
+
+// prepareDataDir creates the data directory (private to this user) and
+// removes the address file a previous run may have left, so nobody reads
+// a stale port while this run starts.
+func prepareDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	if err := os.Remove(addrFile(dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove stale address file: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with data so that a reader sees the old
+// content or the new, never a half-written file: it writes a temporary
+// file in the same directory, syncs it and renames it over path.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Cluster is a cluster of real arbor processes on 127.0.0.1, secured as
+// in production: mutual TLS between nodes with certificates from
+// `arbor certs init` (run by StartCluster) and an encrypted gossip key.
+// Each node keeps its Raft and gossip ports across restarts, so a
+// restarted node rejoins at the address the others know.
+type Cluster struct {
+	Nodes []*Node
+	// PKI is the directory certs init wrote: ca.pem, nK.pem, gossip.key.
+	PKI string
+}
+
+// clusterReadyTimeout bounds the first election of a new cluster of
+// race-instrumented processes.
+const clusterReadyTimeout = 60 * time.Second
+
+// StartCluster starts size nodes n1…nN with --bootstrap-expect size, each
+// joining the others' gossip addresses, plus args, and waits until every
+// node is ready and agrees on the leader.
+func StartCluster(t testing.TB, size int, args ...string) *Cluster {
+	t.Helper()
+	c := &Cluster{PKI: filepath.Join(t.TempDir(), "pki")}
+	names := make([]string, size)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%d", i+1)
+	}
+	if code, out := Run(t, "certs", "init", "--dir", c.PKI, "--hosts", strings.Join(names, ",")); code != 0 {
+		t.Fatalf("arbor certs init: exit %d\n%s", code, out)
+	}
+	raftPorts, gossipPorts := freePorts(t, size), freePorts(t, size)
+	for i, name := range names {
+		var join []string
+		for j := range names {
+			if j != i {
+				join = append(join, "127.0.0.1:"+strconv.Itoa(gossipPorts[j]))
+			}
+		}
+		nodeArgs := []string{
+			"--raft-addr", "127.0.0.1:" + strconv.Itoa(raftPorts[i]),
+			"--gossip-addr", "127.0.0.1:" + strconv.Itoa(gossipPorts[i]),
+			"--join", strings.Join(join, ","),
+			"--bootstrap-expect", strconv.Itoa(size),
+			"--tls-ca", filepath.Join(c.PKI, "ca.pem"),
+			"--tls-cert", filepath.Join(c.PKI, name+".pem"),
+			"--tls-key", filepath.Join(c.PKI, name+"-key.pem"),
+			"--gossip-key", filepath.Join(c.PKI, "gossip.key"),
+		}
+		c.Nodes = append(c.Nodes, StartNode(t, Options{
+			Name:      name,
+			Args:      append(nodeArgs, args...),
+			TrustFile: filepath.Join(c.PKI, "ca.pem"),
+		}))
+	}
+	// Registered after the nodes' own cleanups, so it runs first, while
+	// their output is still at hand.
+	t.Cleanup(func() { c.checkNoRaces(t) })
+	c.WaitStable(t, c.Nodes...)
+	return c
+}
+
+// checkNoRaces fails the test if any process of the cluster reported a
+// data race (the binary is built with -race; a report does not stop it).
+func (c *Cluster) checkNoRaces(t testing.TB) {
+	for _, n := range c.Nodes {
+		n.mu.Lock()
+		procs := n.procs
+		n.mu.Unlock()
+		for i, p := range procs {
+			if strings.Contains(p.logs.String(), "WARNING: DATA RACE") {
+				t.Errorf("%s, process %d: the race detector reported a data race (its output is logged below)", n.Name, i+1)
+			}
+		}
+	}
+}
+
+// freePorts returns n distinct ports free for TCP and UDP on 127.0.0.1
+// (memberlist uses both on its port). They are released before use, so
+// another process could take one meanwhile; on loopback that is rare.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var held []interface{ Close() error }
+	defer func() {
+		for _, h := range held {
+			h.Close()
+		}
+	}()
+	for attempt := 0; len(ports) < n && attempt < 100; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, ln)
+		port := ln.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		held = append(held, pc)
+		ports = append(ports, port)
+	}
+	if len(ports) < n {
+		t.Fatalf("found %d free TCP+UDP ports of %d", len(ports), n)
+	}
+	return ports
+}
+
+// nodeStatus is the part of /status the tests read.
+type nodeStatus struct {
+	NodeID             string `json:"node_id"`
+	Role               string `json:"role"`
+	Leader             string `json:"leader"`
+	Term               uint64 `json:"term"`
+	CommitIndex        uint64 `json:"commit_index"`
+	AppliedIndex       uint64 `json:"applied_index"`
+	Ready              bool   `json:"ready"`
+	Health             string `json:"health"`
+	SnapshotsInstalled uint64 `json:"snapshots_installed"`
+	Members            []struct {
+		ID       string `json:"id"`
+		Suffrage string `json:"suffrage"`
+		Health   string `json:"health"`
+		Versions *struct {
+			EntryFormat    int `json:"entry_format"`
+			SnapshotFormat int `json:"snapshot_format"`
+		} `json:"versions"`
+	} `json:"members"`
+}
+
+// Status reads the node's /status; ok is false if it did not answer 200.
+func (n *Node) Status() (nodeStatus, bool) {
+	r, err := n.TryDo("GET", "/status", "")
+	if err != nil || r.Status != 200 {
+		return nodeStatus{}, false
+	}
+	var st nodeStatus
+	if err := json.Unmarshal([]byte(r.Body), &st); err != nil {
+		return nodeStatus{}, false
+	}
+	return st, true
+}
+
+// WaitStable waits until every one of nodes is ready and they name the
+// same leader, one of them; it returns that leader.
+func (c *Cluster) WaitStable(t testing.TB, nodes ...*Node) *Node {
+	t.Helper()
+	var leader *Node
+	var last string
+	poll(t, clusterReadyTimeout, "the nodes to agree on a leader and be ready", func() bool {
+		leader = nil
+		name := ""
+		for _, n := range nodes {
+			if n.current().exited() {
+				t.Fatalf("%s exited", n.Name)
+			}
+			st, ok := n.Status()
+			switch {
+			case !ok:
+				last = n.Name + ": no status"
+				return false
+			case !st.Ready:
+				last = fmt.Sprintf("%s: not ready: %s", n.Name, st.Health)
+				return false
+			case name != "" && st.Leader != name:
+				last = fmt.Sprintf("%s says the leader is %q, another node %q", n.Name, st.Leader, name)
+				return false
+			}
+			name = st.Leader
+		}
+		leader = c.Node(name)
+		if leader == nil || !containsNode(nodes, leader) {
+			last = fmt.Sprintf("leader %q is not among the nodes waited for", name)
+			return false
+		}
+		return true
+	}, func() string { return last })
+	return leader
+}
+
+// Node returns the node called name (nil if none).
+func (c *Cluster) Node(name string) *Node {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Others returns the nodes other than n.
+func (c *Cluster) Others(n *Node) []*Node {
+	var out []*Node
+	for _, m := range c.Nodes {
+		if m != n {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func containsNode(nodes []*Node, n *Node) bool {
+	for _, m := range nodes {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
+// writeUntilOK repeats a PUT on n until it answers 200 or timeout passes,
+// and returns how long that took.
+func writeUntilOK(t testing.TB, n *Node, path, body string, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last string
+	poll(t, timeout, "a write on "+n.Name+" to succeed", func() bool {
+		r, err := n.TryDo("PUT", path, body)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = fmt.Sprintf("%d %s", r.Status, r.Body)
+		return r.Status == 200
+	}, func() string { return "last answer: " + last })
+	return time.Since(start)
+}

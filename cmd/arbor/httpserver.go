@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Timeouts of the client-facing server. There is no write timeout: event
+// streams stay open for hours. Slow-loris clients are bounded by the
+// header timeout; idle keep-alive connections are reclaimed.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// httpsServer is the client-facing HTTPS listener. There is deliberately no
+// plain-HTTP listener: plain HTTP sent to this port gets Go's 400 reply.
+type httpsServer struct {
+	srv      *http.Server
+	addrFile string
+	logger   *slog.Logger
+	errc     chan error
+}
+
+// listenHTTPS starts serving h over TLS (1.2 or newer) on addr, logs the
+// address it really listens on (addr may have port 0) and writes it to
+// addrFile for tools and tests.
+func listenHTTPS(addr, addrFile string, h http.Handler, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), logger *slog.Logger) (*httpsServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for HTTPS: %w", err)
+	}
+	s := &httpsServer{
+		srv: &http.Server{
+			Handler:           h,
+			TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert},
+			ReadHeaderTimeout: readHeaderTimeout,
+			IdleTimeout:       idleTimeout,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+		addrFile: addrFile,
+		logger:   logger,
+		errc:     make(chan error, 1),
+	}
+	go func() { s.errc <- s.srv.ServeTLS(ln, "", "") }()
+	actual := ln.Addr().String()
+	logger.Info("listening", "addr", actual)
+	if err := writeFileAtomic(addrFile, []byte(actual+"\n"), 0o644); err != nil {
+		s.srv.Close()
+		return nil, fmt.Errorf("write %s: %w", addrFile, err)
+	}
+	return s, nil
+}
+
+// failed delivers the error that stopped the server on its own.
+func (s *httpsServer) failed() <-chan error { return s.errc }
+
+// shutdown stops accepting connections and waits for in-flight requests
+// until ctx ends; whatever is still open then is closed. A drain cut short
+// is logged, not returned: the process is stopping either way.
+func (s *httpsServer) shutdown(ctx context.Context) {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.logger.Warn("requests still running at the drain deadline were cut off", "err", err)
+		s.srv.Close()
+	}
+	if err := os.Remove(s.addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.logger.Warn("could not remove the address file", "err", err)
+	}
+}

@@ -1,0 +1,168 @@
+// Command arbor is the Arbor database server (`arbor serve`) and, over time,
+// the command-line tools that talk to it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/httpapi"
+)
+
+// Process exit codes. Usage errors (bad flags, unknown or unfinished
+// commands) get 2, like the flag package; anything that fails at run time 1.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches a subcommand and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "serve":
+		return runServe(rest, stderr)
+	case "version", "-version", "--version":
+		printVersion(stdout)
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && rest[0] == "serve" {
+			return runServe([]string{"-h"}, stdout)
+		}
+		printUsage(stdout)
+		return exitOK
+	}
+	if code, ok := runTool(name, rest, stdout, stderr); ok {
+		return code
+	}
+	if _, later := laterCommands[name]; later {
+		fmt.Fprintf(stderr, "arbor %s: not implemented yet\n", name)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "arbor: unknown command %q\n\n", name)
+	printUsage(stderr)
+	return exitUsage
+}
+
+// runServe parses the serve flags, runs a node until a signal, and maps the
+// outcome to an exit code.
+func runServe(args []string, stderr io.Writer) int {
+	cfg, warnings, err := parseServeConfig(args, os.LookupEnv, os.Environ(), stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "arbor serve: %v\n", err)
+		return exitUsage
+	}
+	logger := newLogger(stderr, cfg.level, cfg.LogFormat)
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	ctx, stop := notifyShutdown(logger, os.Exit)
+	defer stop()
+	if err := serve(ctx, cfg, logger); err != nil {
+		logger.Error("arbor serve failed", "err", err)
+		return exitFailure
+	}
+	logger.Info("stopped")
+	return exitOK
+}
+
+// serve builds the components in dependency order, runs until ctx is
+// cancelled or the HTTPS server fails, then stops them in reverse order,
+// all of the stopping within cfg.ShutdownTimeout.
+func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
+	if cfg.Dev {
+		logger.Warn("development mode: security rules are open to everyone and \"Bearer owner\" is an admin; never use --dev in production")
+	}
+	if cfg.JWTHS256Secret != "" || cfg.JWTPublicKey != "" {
+		logger.Warn("ID tokens are not verified yet: --jwt-hs256-secret and --jwt-public-key are checked but unused; only admin secrets authenticate")
+	}
+	if err := prepareDataDir(cfg.DataDir); err != nil {
+		return err
+	}
+	certs, err := loadCertificates(cfg, logger)
+	if err != nil {
+		return err
+	}
+
+	cc := cfg.clusterConfig(logger)
+	cc.Release, cc.Commit = version, commit
+	if cfg.TLSCA != "" {
+		if cc.TLS, err = clusterTLS(cfg.TLSCA, certs); err != nil {
+			return err
+		}
+	}
+	node, err := cluster.New(cc, fsm.New())
+	if err != nil {
+		return fmt.Errorf("start cluster node: %w", err)
+	}
+	// From here on every exit path must shut the node down: it owns the
+	// Raft log and its file locks.
+	stopNode := func(ctx context.Context) error {
+		if err := node.Shutdown(ctx); err != nil {
+			return fmt.Errorf("shut down cluster node: %w", err)
+		}
+		return nil
+	}
+	abort := func(err error) error {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		return errors.Join(err, stopNode(ctx))
+	}
+
+	reg, err := newRegistry(node)
+	if err != nil {
+		return abort(err)
+	}
+	api, err := httpapi.NewWithAdmin(cfg.httpConfig(logger, reg), node, node)
+	if err != nil {
+		return abort(fmt.Errorf("build HTTP API: %w", err))
+	}
+	web, err := listenHTTPS(cfg.HTTPAddr, addrFile(cfg.DataDir), api.Handler(), certs.GetCertificate, logger)
+	if err != nil {
+		return abort(err)
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	case runErr = <-web.failed():
+		logger.Error("HTTPS server stopped unexpectedly; shutting down", "err", runErr)
+	}
+
+	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	// Draining first turns /readyz to 503 and ends streams, so load
+	// balancers and clients move on while in-flight requests finish.
+	api.SetDraining(true)
+	// The HTTP drain gets at most half of the budget: a straggling request
+	// must not eat the time the node needs to hand over leadership and
+	// take its shutdown snapshot.
+	drainCtx, cancelDrain := context.WithTimeout(stopCtx, cfg.ShutdownTimeout/2)
+	defer cancelDrain()
+	web.shutdown(drainCtx)
+	start := time.Now()
+	err = stopNode(stopCtx)
+	logger.Info("cluster node stopped", "took", time.Since(start).Round(time.Millisecond))
+	return errors.Join(runErr, err)
+}

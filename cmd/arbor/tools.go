@@ -1,0 +1,143 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// runTool runs the operator commands (status, members, certs, bench); ok is false
+// for any other name.
+func runTool(name string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	switch name {
+	case "status":
+		return runStatus(args, stdout, stderr), true
+	case "members":
+		return runMembers(args, stdout, stderr), true
+	case "certs":
+		return runCerts(args, stdout, stderr), true
+	case "bench":
+		return runBench(args, stdout, stderr), true
+	}
+	return 0, false
+}
+
+// clientFlags are the flags of every command that talks to a node
+// (SPEC §10): where, whom to trust, and the admin credential.
+type clientFlags struct {
+	addr    string
+	ca      string
+	auth    string
+	timeout time.Duration
+}
+
+// bind registers the flags; ARBOR_AUTH supplies --auth so the secret can
+// stay out of the process list.
+func (f *clientFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "addr", "localhost:8443", "the node's HTTPS `address` (host:port or https://host:port)")
+	fs.StringVar(&f.ca, "ca", "", "PEM `file` of the CA (or self-signed certificate) to trust; default: the system roots")
+	fs.StringVar(&f.auth, "auth", os.Getenv("ARBOR_AUTH"), "admin `secret` (default $ARBOR_AUTH)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for the node")
+}
+
+// adminClient talks to one node's admin endpoints.
+type adminClient struct {
+	base string
+	auth string
+	http *http.Client
+}
+
+// client builds the HTTPS client the flags describe.
+func (f *clientFlags) client() (*adminClient, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.ca != "" {
+		pem, err := os.ReadFile(f.ca)
+		if err != nil {
+			return nil, fmt.Errorf("--ca: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca %s: no PEM certificate in the file", f.ca)
+		}
+	}
+	base := f.addr
+	if !strings.Contains(base, "://") {
+		base = "https://" + base
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("--addr %q: want host:port or https://host:port", f.addr)
+	}
+	return &adminClient{
+		base: strings.TrimSuffix(u.String(), "/"),
+		auth: f.auth,
+		http: &http.Client{Timeout: f.timeout, Transport: &http.Transport{TLSClientConfig: tc}},
+	}, nil
+}
+
+// do sends a request and decodes a 200 JSON answer into out (unless nil);
+// any other answer becomes an error carrying the node's message.
+func (c *adminClient) do(method, path string, out any) error {
+	req, err := http.NewRequest(method, c.base+path, nil)
+	if err != nil {
+		return err
+	}
+	if c.auth != "" {
+		req.Header.Set("Authorization", "Bearer "+c.auth)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("read the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s: %s", resp.Status, e.Error)
+		}
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("decode the answer: %w", err)
+	}
+	return nil
+}
+
+// parseToolFlags parses a tool's flags, which may come before, between or
+// after its arguments (arbor members remove n3 --addr …), and returns the
+// arguments. ok is false when the caller should exit with code (0 for -h).
+func parseToolFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (pos []string, code int, ok bool) {
+	fs.SetOutput(stderr)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, 0, true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// laterCommands are the CLI commands SPEC §10 promises that later issues
+// deliver; naming them now gives a clear answer instead of "unknown command".
+var laterCommands = map[string]struct{}{
+	"backup":  {},
+	"restore": {},
+}
+
+// printUsage lists the commands.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `Arbor is a replicated JSON database with the Firebase Realtime Database REST API.
+
+Usage:
+  arbor <command> [flags]
+
+Commands:
+  serve     run a node (arbor serve -h lists its flags)
+  version   print the release, the commit and the data formats this binary applies
+  status    a node's view of the cluster (arbor status --addr host:port --ca ca.pem --auth secret)
+  members   list the cluster's members, or remove a failed one (arbor members list|remove <id>)
+  certs     write a CA, per-host certificates and a gossip key (arbor certs init --dir D --hosts h1,h2,h3)
+  bench     load-generate against arbor, etcd or a bare handler (arbor bench -h)
+  help      print this help (arbor help serve: the serve flags)
+
+Coming in later releases: backup, restore.
+`)
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arbordb/arbor/cluster"
+)
+
+// validate checks every setting, so that a mistake stops the process
+// before it touches the data directory, with a message naming the flag.
+func (c *serveConfig) validate() error {
+	if c.NodeID == "" {
+		return errors.New("--node-id: must not be empty (the host name is the default, but it could not be read)")
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir: must not be empty")
+	}
+	for _, a := range []struct{ flag, value string }{
+		{"--http-addr", c.HTTPAddr}, {"--raft-addr", c.RaftAddr}, {"--gossip-addr", c.GossipAddr},
+	} {
+		if err := checkListenAddr(a.value); err != nil {
+			return fmt.Errorf("%s %q: %w", a.flag, a.value, err)
+		}
+	}
+	if strings.ContainsAny(c.AdvertiseHost, ":/") && net.ParseIP(c.AdvertiseHost) == nil {
+		return fmt.Errorf("--advertise-host %q: want a host name or IP address, without a port", c.AdvertiseHost)
+	}
+	if c.BootstrapExpect < 1 {
+		return fmt.Errorf("--bootstrap-expect %d: must be at least 1", c.BootstrapExpect)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key: give both or neither")
+	}
+	if c.ReapAfter < 0 {
+		return fmt.Errorf("--reap-after %s: must not be negative (0 never reaps)", c.ReapAfter)
+	}
+	if err := c.validateSecurityFiles(); err != nil {
+		return err
+	}
+	if err := c.validateClusterSecurity(); err != nil {
+		return err
+	}
+	for _, s := range c.AdminSecrets {
+		if s == "" {
+			return errors.New("--admin-secret: must not be empty")
+		}
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", c.LogFormat)
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug":
+		c.level = slog.LevelDebug
+	case "info":
+		c.level = slog.LevelInfo
+	case "warn", "warning":
+		c.level = slog.LevelWarn
+	case "error":
+		c.level = slog.LevelError
+	default:
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	switch c.RaftTiming {
+	case "default", "fast":
+	default:
+		return fmt.Errorf("--raft-timing %q: want default or fast", c.RaftTiming)
+	}
+	if c.WriteTimeout <= 0 {
+		return fmt.Errorf("--write-timeout %s: must be positive", c.WriteTimeout)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return fmt.Errorf("--shutdown-timeout %s: must be positive", c.ShutdownTimeout)
+	}
+	if c.SnapshotThreshold == 0 {
+		return errors.New("--snapshot-threshold: must be at least 1")
+	}
+	// The components own the rules for their own settings (consistency
+	// names, size limit names, Raft bounds); ask them now rather than
+	// after the data directory is opened.
+	discard := slog.New(slog.DiscardHandler)
+	cc := c.clusterConfig(discard)
+	if c.TLSCA != "" {
+		// The real TLS settings need the loaded certificate; serve builds
+		// them. A stand-in lets the cluster check everything else now.
+		cc.TLS = &cluster.TLSConfig{RootCAs: x509.NewCertPool(), Certificate: func() (*tls.Certificate, error) {
+			return nil, errors.New("not loaded yet")
+		}}
+	}
+	if err := cc.Validate(); err != nil {
+		return err
+	}
+	return c.httpConfig(discard, prometheus.NewRegistry()).Validate()
+}
+
+// validateClusterSecurity applies SPEC §7: nodes talk to each other over
+// mutual TLS and encrypted gossip, and a multi-node cluster without them
+// refuses to start unless the operator says --insecure-cluster. A
+// multi-node cluster also needs an address its peers can reach.
+func (c *serveConfig) validateClusterSecurity() error {
+	if c.TLSCA != "" && c.TLSCert == "" {
+		return errors.New("--tls-ca: also give --tls-cert and --tls-key, this node's certificate signed by that CA (arbor certs init writes them)")
+	}
+	if !c.multiNode() {
+		return nil
+	}
+	var missing []string
+	if c.TLSCA == "" {
+		missing = append(missing, "--tls-ca (with --tls-cert and --tls-key)")
+	}
+	if c.GossipKey == "" {
+		missing = append(missing, "--gossip-key")
+	}
+	if len(missing) == 0 || c.InsecureCluster {
+		return c.validateAdvertise()
+	}
+	return fmt.Errorf("a multi-node cluster (--bootstrap-expect %d, --join %q) needs %s to secure the traffic between nodes; "+
+		"`arbor certs init --dir D --hosts h1,h2,h3` writes them. To run without, set --insecure-cluster",
+		c.BootstrapExpect, strings.Join(c.Join, ","), strings.Join(missing, " and "))
+}
+
+// validateAdvertise requires, for a multi-node cluster, an address peers
+// can use: Raft advertises the bind address, or 127.0.0.1 for one that
+// listens on every interface, which only works on a single machine.
+func (c *serveConfig) validateAdvertise() error {
+	if c.AdvertiseHost != "" {
+		return nil
+	}
+	if host, _, _ := net.SplitHostPort(c.RaftAddr); host == "" || net.ParseIP(host).IsUnspecified() {
+		return fmt.Errorf("--advertise-host: a multi-node cluster needs the name or IP peers reach this node at, since --raft-addr %s listens on every interface", c.RaftAddr)
+	}
+	return nil
+}
+
+// validateSecurityFiles checks the key material that other nodes and
+// clients will depend on, so a typo fails now rather than at the first
+// connection.
+func (c *serveConfig) validateSecurityFiles() error {
+	if c.TLSCA != "" {
+		pem, err := os.ReadFile(c.TLSCA)
+		if err != nil {
+			return fmt.Errorf("--tls-ca: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--tls-ca %s: no PEM certificate in the file", c.TLSCA)
+		}
+	}
+	if c.TLSCA != "" && c.TLSCert != "" {
+		if err := checkSignedBy(c.TLSCert, c.TLSCA); err != nil {
+			return fmt.Errorf("--tls-cert %s: %w", c.TLSCert, err)
+		}
+	}
+	if c.GossipKey != "" {
+		if _, err := decodeGossipKey(c.GossipKey); err != nil {
+			return fmt.Errorf("--gossip-key: %w", err)
+		}
+	}
+	if c.JWTPublicKey != "" {
+		if err := checkJWTPublicKey(c.JWTPublicKey); err != nil {
+			return fmt.Errorf("--jwt-public-key %s: %w", c.JWTPublicKey, err)
+		}
+	}
+	return nil
+}
+
+// checkSignedBy requires the first certificate in certFile to chain to a
+// CA in caFile, so a node with the wrong certificate fails at start rather
+// than at every handshake with its peers.
+func checkSignedBy(certFile, caFile string) error {
+	data, err := os.ReadFile(certFile)
+	if err != nil {
+		return err
+	}
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	block, rest := pem.Decode(data)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return errors.New("no PEM certificate in the file")
+	}
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("parse certificate: %w", err)
+	}
+	inter := x509.NewCertPool()
+	inter.AppendCertsFromPEM(rest)
+	opts := x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
+	if _, err := leaf.Verify(opts); err != nil {
+		return fmt.Errorf("not signed by --tls-ca %s: %w", caFile, err)
+	}
+	return nil
+}
+
+// checkListenAddr accepts host:port with an empty host (all interfaces)
+// and port 0 (any free port).
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port: %w", err)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+// gossipKeyLen is the AES-256 key size memberlist uses.
+const gossipKeyLen = 32
+
+// decodeGossipKey reads --gossip-key: the base64 text of a 32-byte key, or
+// the path of a file holding that text (so the key stays out of ps output).
+func decodeGossipKey(v string) ([]byte, error) {
+	key, err := base64.StdEncoding.DecodeString(v)
+	if err == nil && len(key) == gossipKeyLen {
+		return key, nil
+	}
+	b, readErr := os.ReadFile(v)
+	if readErr != nil {
+		if err == nil {
+			return nil, fmt.Errorf("the key is %d bytes, want %d", len(key), gossipKeyLen)
+		}
+		return nil, fmt.Errorf("neither base64 nor a readable file: %w", readErr)
+	}
+	key, err = base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("file %s: not base64: %w", v, err)
+	}
+	if len(key) != gossipKeyLen {
+		return nil, fmt.Errorf("file %s: the key is %d bytes, want %d", v, len(key), gossipKeyLen)
+	}
+	return key, nil
+}
+
+// checkJWTPublicKey requires a PEM file holding an RSA or ECDSA public key,
+// bare or inside a certificate.
+func checkJWTPublicKey(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return errors.New("no PEM block in the file")
+	}
+	var key any
+	switch block.Type {
+	case "CERTIFICATE":
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return fmt.Errorf("parse certificate: %w", err)
+		}
+		key = cert.PublicKey
+	default:
+		key, err = x509.ParsePKIXPublicKey(block.Bytes)
+		if err != nil {
+			return fmt.Errorf("parse public key: %w", err)
+		}
+	}
+	switch key.(type) {
+	case *rsa.PublicKey, *ecdsa.PublicKey:
+		return nil
+	}
+	return fmt.Errorf("a %T key; want RSA (RS256) or ECDSA (ES256)", key)
+}

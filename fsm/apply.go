@@ -1,0 +1,330 @@
+package fsm
+
+import (
+	"fmt"
+	"math"
+)
+
+// applyEntry computes the state after one command entry. It never panics on
+// bad input: an entry that cannot be decoded or applied leaves the state as
+// it was and returns the error to the proposer.
+func applyEntry(s *state, data []byte) (*state, Result, []Event, error) {
+	next := *s
+	cmd, err := DecodeCommand(data)
+	if err != nil {
+		return &next, Result{}, nil, err
+	}
+	var (
+		res    Result
+		events []Event
+	)
+	switch cmd.Kind {
+	case CmdSet:
+		res, events, err = applySet(&next, &cmd)
+	case CmdUpdate:
+		res, events, err = applyUpdate(&next, &cmd)
+	case CmdPush:
+		res, events, err = applyPush(&next, &cmd)
+	default:
+		err = fmt.Errorf("apply: command kind %d: %w", cmd.Kind, ErrUnsupportedVersion)
+	}
+	if err != nil {
+		return s.clone(), Result{}, nil, err
+	}
+	return &next, res, events, nil
+}
+
+func (s *state) clone() *state { c := *s; return &c }
+
+// nodePath strips a trailing ".priority" from p.
+func nodePath(p Path) Path {
+	if p.IsPriority() {
+		return p[:len(p)-1]
+	}
+	return p
+}
+
+// parseValue parses a command body written at p (nil or "null" is null).
+func parseValue(body []byte, p Path) (*Node, error) {
+	if len(body) == 0 {
+		return nil, nil
+	}
+	return ParseBody(body, MaxDepth-len(nodePath(p)))
+}
+
+func checkIfMatch(root *Node, c *Command) error {
+	if !c.HasIfMatch {
+		return nil
+	}
+	cur := root.Get(nodePath(c.Path))
+	if cur.ETag() != c.IfMatch {
+		return &PreconditionError{Current: cur}
+	}
+	return nil
+}
+
+func checkWriteLimit(limit, written, removed int64) error {
+	if limit > 0 && written+removed > limit {
+		return Public(ErrTooLarge, MsgWriteTooBig)
+	}
+	return nil
+}
+
+func applySet(s *state, c *Command) (Result, []Event, error) {
+	v, err := parseValue(c.Body, c.Path)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	if err := checkIfMatch(s.root, c); err != nil {
+		return Result{}, nil, err
+	}
+	cur := s.root.Get(c.Path)
+	if c.Path.IsPriority() {
+		cur = s.root.Get(nodePath(c.Path)).Priority()
+	}
+	v = resolve(v, cur, c.Now)
+	if err := checkWriteLimit(c.WriteLimit, v.Size(), cur.Size()); err != nil {
+		return Result{}, nil, err
+	}
+	root, err := setValue(s.root, c.Path, v, nil)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	s.root = root
+	np := nodePath(c.Path)
+	after := root.Get(np)
+	ev := Event{Kind: EventPut, Path: np, Value: after}
+	if !c.Path.IsPriority() {
+		ev.Value = v
+	}
+	return Result{Value: v, ETag: after.ETag()}, []Event{ev}, nil
+}
+
+func applyUpdate(s *state, c *Command) (Result, []Event, error) {
+	if len(c.Body) == 0 || string(c.Body) == "null" {
+		set := *c
+		set.Body = nil
+		return applySet(s, &set)
+	}
+	fields, err := ParseUpdate(c.Body, MaxDepth-len(c.Path))
+	if err != nil {
+		return Result{}, nil, err
+	}
+	if err := checkIfMatch(s.root, c); err != nil {
+		return Result{}, nil, err
+	}
+	root := s.root
+	echo := newObjectBuilder()
+	resolved := make([]Field, len(fields))
+	var written, removed int64
+	// The fields' paths never overlap but often share their parents: the
+	// first field copies them, the others change those copies in place.
+	mine := owned{}
+	for i, f := range fields {
+		abs := append(append(Path{}, c.Path...), f.Path...)
+		cur := s.root.Get(abs)
+		if abs.IsPriority() {
+			cur = s.root.Get(nodePath(abs)).Priority()
+		}
+		v := resolve(f.Value, cur, c.Now)
+		written += v.Size()
+		removed += cur.Size()
+		if root, err = setValue(root, abs, v, mine); err != nil {
+			return Result{}, nil, err
+		}
+		resolved[i] = Field{Path: f.Path, Value: v}
+		echo.set(joinPath(f.Path), v)
+	}
+	if err := checkWriteLimit(c.WriteLimit, written, removed); err != nil {
+		return Result{}, nil, err
+	}
+	s.root = root
+	ev := Event{Kind: EventPatch, Path: c.Path, Fields: resolved}
+	return Result{Value: echo.build(nil), Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
+}
+
+func joinPath(p Path) string {
+	s := p.String()
+	return s[1:]
+}
+
+func applyPush(s *state, c *Command) (Result, []Event, error) {
+	if c.Path.IsPriority() {
+		return Result{}, nil, Public(ErrInvalidPath, MsgInvalidToken)
+	}
+	if len(c.Path)+1 > MaxDepth {
+		return Result{}, nil, Public(ErrInvalidPath, MsgPathTooLong)
+	}
+	var v *Node
+	var err error
+	if len(c.Body) > 0 {
+		if v, err = ParseBody(c.Body, MaxDepth-len(c.Path)-1); err != nil {
+			return Result{}, nil, err
+		}
+	}
+	v = resolve(v, nil, c.Now)
+	if err := checkWriteLimit(c.WriteLimit, v.Size(), 0); err != nil {
+		return Result{}, nil, err
+	}
+	key := nextPushKey(s, c.Now, c.Rand)
+	p := c.Path.Child(key)
+	s.root = setAt(s.root, p, v, nil)
+	return Result{Value: v, Name: key, ETag: v.ETag()}, []Event{{Kind: EventPut, Path: p, Value: v}}, nil
+}
+
+// setValue writes v at p, or, when p ends in ".priority", sets the priority
+// of the node above it. Objects in mine may be changed in place.
+func setValue(root *Node, p Path, v *Node, mine owned) (*Node, error) {
+	if !p.IsPriority() {
+		return setAt(root, p, v, mine), nil
+	}
+	switch v.Kind() {
+	case KindNull, KindString, KindInt, KindFloat:
+	default:
+		return nil, Public(ErrInvalidData, "Invalid data; a priority must be a string, a number or null")
+	}
+	np := p[:len(p)-1]
+	cur := root.Get(np)
+	if cur == nil {
+		return root, nil
+	}
+	return setAt(root, np, cur.WithPriority(v), mine), nil
+}
+
+// owned holds the objects one entry created along the paths it wrote.
+// Nothing else refers to them yet — not the state before the entry (which
+// stays intact should the entry fail), not a result or an event — so the
+// entry's later writes may change them in place instead of copying them
+// again. It lives for one entry, and a nil owned changes nothing in place.
+type owned map[*Node]struct{}
+
+// setAt returns root with the node at p replaced by v, copying only the
+// nodes along p (or changing them in place when mine owns them). Parents
+// left without children disappear.
+func setAt(root *Node, p Path, v *Node, mine owned) *Node {
+	if len(p) == 0 {
+		return v
+	}
+	child := root.Child(p[0])
+	if mine == nil {
+		nc := setAt(child, p[1:], v, nil)
+		if nc == child {
+			return root
+		}
+		return root.withChild(p[0], nc)
+	}
+	// The child may change in place below: note what it contributes to
+	// root first.
+	was := entryOf(p[0], child)
+	_, changedInPlace := mine[child]
+	nc := setAt(child, p[1:], v, mine)
+	if nc == child && !changedInPlace {
+		return root
+	}
+	if root.Kind() != KindObject { // null or a leaf: a new object (or as it was)
+		m := root.withChild(p[0], nc)
+		if m.Kind() == KindObject {
+			mine[m] = struct{}{}
+		}
+		return m
+	}
+	_, rootMine := mine[root]
+	m := root.replaceChild(p[0], was, nc, rootMine)
+	if m != nil {
+		mine[m] = struct{}{}
+	}
+	return m
+}
+
+// resolve replaces server-value placeholders in n: timestamps become now,
+// increments add to the number currently at the same place (cur).
+func resolve(n, cur *Node, now int64) *Node {
+	if n == nil || !n.hasSV {
+		return n
+	}
+	prio := n.prio
+	if prio != nil && prio.kind == KindTimestamp {
+		prio = Int(now)
+	}
+	switch n.kind {
+	case KindTimestamp:
+		return Int(now).WithPriority(prio)
+	case KindIncrement:
+		return increment(cur, n.incDelta()).WithPriority(prio)
+	case KindObject:
+		b := newObjectBuilder()
+		n.Each(func(k string, c *Node) bool {
+			b.set(k, resolve(c, cur.Child(k), now))
+			return true
+		})
+		return b.build(prio)
+	}
+	return n.WithPriority(prio)
+}
+
+// increment adds delta to cur following Firebase: a missing or non-numeric
+// current value is replaced by delta; int+int stays an int unless it
+// overflows; anything involving a double is a double.
+func increment(cur, delta *Node) *Node {
+	switch {
+	case cur.Kind() == KindInt && delta.Kind() == KindInt:
+		a, b := cur.i, delta.i
+		sum := a + b
+		if (b > 0 && sum < a) || (b < 0 && sum > a) {
+			return Float(float64(a) + float64(b))
+		}
+		return Int(sum)
+	case cur.Kind() == KindInt || cur.Kind() == KindFloat:
+		x, _ := cur.Number()
+		y, _ := delta.Number()
+		f := x + y
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return delta
+		}
+		return Float(f)
+	}
+	if delta.Kind() == KindInt {
+		return Int(delta.i)
+	}
+	return Float(delta.f)
+}
+
+const pushChars = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+
+// nextPushKey derives the next push key from the proposer's clock and
+// random digits. Keys strictly increase in commit order on every replica:
+// when the clock has not moved past the last key's time (same millisecond,
+// clock skew between leaders), the last key's random part is incremented.
+func nextPushKey(s *state, now int64, rnd [12]byte) string {
+	if now <= s.lastPushTime {
+		i := 11
+		for i >= 0 && s.lastRand[i] == 63 {
+			s.lastRand[i] = 0
+			i--
+		}
+		if i >= 0 {
+			s.lastRand[i]++
+		} else {
+			// All 72 bits overflowed: move to the next millisecond instead.
+			s.lastPushTime++
+			for j := range rnd {
+				s.lastRand[j] = rnd[j] & 63
+			}
+		}
+	} else {
+		s.lastPushTime = now
+		for j := range rnd {
+			s.lastRand[j] = rnd[j] & 63
+		}
+	}
+	var key [20]byte
+	t := s.lastPushTime
+	for i := 7; i >= 0; i-- {
+		key[i] = pushChars[t&63]
+		t >>= 6
+	}
+	for i, d := range s.lastRand {
+		key[8+i] = pushChars[d]
+	}
+	return string(key[:])
+}

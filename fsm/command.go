@@ -1,0 +1,206 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// CommandKind names what a Command does.
+type CommandKind uint8
+
+// Command kinds. New kinds get new numbers; numbers are never reused.
+const (
+	// CmdSet replaces the value at Path with Body (PUT; DELETE is a Set of null).
+	CmdSet CommandKind = 1
+	// CmdUpdate merges Body, an object of relative paths, at Path (PATCH).
+	CmdUpdate CommandKind = 2
+	// CmdPush adds Body as a new child of Path under a generated push key (POST).
+	CmdPush CommandKind = 3
+)
+
+// CommandVersion is the entry format version this release writes. Decode
+// accepts every version up to it.
+const CommandVersion = 1
+
+// Command is one replicated write, fully resolved before it enters the log:
+// the proposer's clock reading and random bits travel inside it, so Apply
+// is deterministic on every replica.
+type Command struct {
+	Kind CommandKind
+	Path Path
+	// Body is the request body as JSON text exactly as the client sent it
+	// (already validated by the proposer); nil or "null" is a delete.
+	Body []byte
+	// IfMatch, when HasIfMatch, is the ETag the current value must have.
+	IfMatch    string
+	HasIfMatch bool
+	// Now is the proposer's clock in milliseconds since the epoch: the
+	// value of {".sv":"timestamp"} and the time part of push keys.
+	Now int64
+	// Rand holds 12 random base-64 digits (0..63) for a push key.
+	Rand [12]byte
+	// WriteLimit caps the bytes written plus removed (0: no cap).
+	WriteLimit int64
+}
+
+// Encode serialises c as a versioned log entry:
+// version(1) kind(1) flags(1) then uvarint-prefixed fields.
+func (c *Command) Encode() []byte {
+	buf := make([]byte, 0, 64+len(c.Body))
+	buf = append(buf, CommandVersion, byte(c.Kind))
+	var flags byte
+	if c.HasIfMatch {
+		flags |= 1
+	}
+	buf = append(buf, flags)
+	buf = binary.AppendUvarint(buf, uint64(len(c.Path)))
+	for _, k := range c.Path {
+		buf = appendBytes(buf, []byte(k))
+	}
+	buf = appendBytes(buf, c.Body)
+	buf = appendBytes(buf, []byte(c.IfMatch))
+	buf = binary.AppendVarint(buf, c.Now)
+	buf = append(buf, c.Rand[:]...)
+	buf = binary.AppendVarint(buf, c.WriteLimit)
+	return buf
+}
+
+func appendBytes(buf, b []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(b)))
+	return append(buf, b...)
+}
+
+// DecodeCommand parses an entry made by Encode of this or an older release.
+func DecodeCommand(b []byte) (Command, error) {
+	var c Command
+	if len(b) < 3 {
+		return c, fmt.Errorf("decode command: short entry: %w", ErrInvalidData)
+	}
+	if b[0] == 0 || b[0] > CommandVersion {
+		return c, fmt.Errorf("decode command: version %d: %w", b[0], ErrUnsupportedVersion)
+	}
+	c.Kind = CommandKind(b[1])
+	if c.Kind < CmdSet || c.Kind > CmdPush {
+		return c, fmt.Errorf("decode command: kind %d: %w", c.Kind, ErrUnsupportedVersion)
+	}
+	c.HasIfMatch = b[2]&1 != 0
+	d := decoder{b: b[3:]}
+	n := d.uvarint()
+	if n > MaxDepth+1 {
+		return c, fmt.Errorf("decode command: path of %d keys: %w", n, ErrInvalidData)
+	}
+	if n > 0 {
+		c.Path = make(Path, n)
+		for i := range c.Path {
+			c.Path[i] = string(d.bytes())
+		}
+	}
+	c.Body = d.bytes()
+	c.IfMatch = string(d.bytes())
+	c.Now = d.varint()
+	copy(c.Rand[:], d.take(12))
+	c.WriteLimit = d.varint()
+	if d.err != nil {
+		return Command{}, fmt.Errorf("decode command: %w", d.err)
+	}
+	return c, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = fmt.Errorf("truncated entry: %w", ErrInvalidData)
+	}
+	d.b = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) take(n int) []byte {
+	if n < 0 || n > len(d.b) {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	return d.take(int(n))
+}
+
+// Result is what a successful (or precondition-failed) write returns.
+type Result struct {
+	// Value is the echo: for Set the value written, for Update the
+	// submitted object, with server values resolved.
+	Value *Node
+	// Fields is, for an Update, the submitted paths with their resolved
+	// values (nil for deletions) in submission order: the PATCH echo.
+	Fields []Field
+	// Name is the generated key of a Push.
+	Name string
+	// ETag is the ETag of the node at the written location after the write
+	// (for a Push, of the new child).
+	ETag string
+	// Index is the log index the write was applied at.
+	Index uint64
+}
+
+// Read asks for the value at a path.
+type Read struct {
+	Path Path
+	// Linearizable asks for a value that reflects every write acknowledged
+	// before the read started (SPEC §9); otherwise the local state is read.
+	Linearizable bool
+}
+
+// ReadResult is the state a read observed.
+type ReadResult struct {
+	// Root is the whole tree at the observed index; Value the node at the path.
+	Root  *Node
+	Value *Node
+	Index uint64
+}
+
+// PreconditionError is returned (wrapping ErrPreconditionFailed) when an
+// if-match ETag does not match; it carries the current value for the 412.
+type PreconditionError struct {
+	Current *Node
+}
+
+// Error implements error.
+func (e *PreconditionError) Error() string { return "if-match: ETag mismatch" }
+
+// Unwrap makes errors.Is(err, ErrPreconditionFailed) true.
+func (e *PreconditionError) Unwrap() error { return ErrPreconditionFailed }

@@ -1,0 +1,5 @@
+// Package fsm is Arbor's domain: paths, keys, values, the persistent in-memory
+// JSON tree, versioned commands, the deterministic raft.FSM that applies them,
+// snapshots and change events. It has no clocks, randomness or network: Apply
+// is a pure function of the state and the log entry.
+package fsm

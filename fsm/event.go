@@ -1,0 +1,21 @@
+package fsm
+
+// EventKind says how a change event should be applied by a listener.
+type EventKind uint8
+
+// Event kinds, as in the streaming protocol.
+const (
+	// EventPut replaces the value at Path with Value.
+	EventPut EventKind = iota + 1
+	// EventPatch replaces, for each field of Fields, the value at Path+field.
+	EventPatch
+)
+
+// Event is one change made by an applied entry.
+type Event struct {
+	Index  uint64
+	Kind   EventKind
+	Path   Path
+	Value  *Node   // EventPut: the new value (nil: deleted)
+	Fields []Field // EventPatch: relative paths and their new values
+}

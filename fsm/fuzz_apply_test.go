@@ -1,0 +1,43 @@
+package fsm
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// FuzzApply feeds arbitrary log entries to Apply: it must never panic, and
+// an entry that fails must leave the tree exactly as it was.
+func FuzzApply(f *testing.F) {
+	for _, c := range goldenCommands() {
+		f.Add(c.Encode())
+	}
+	for _, c := range randomCommands(7, 30) {
+		f.Add(c.Encode())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := New()
+		base := Command{Kind: CmdSet, Body: []byte(`{"a":{"b":[1,2,3]},"c":"x"}`)}
+		m.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: base.Encode()})
+		before := m.Root().ETag()
+		if _, err := DecodeCommand(data); errors.Is(err, ErrUnsupportedVersion) {
+			// A newer release's entry stops the node instead of diverging.
+			defer func() {
+				var ue *UnsupportedEntryError
+				if p := recover(); p == nil {
+					t.Fatal("an entry of a newer format did not stop Apply")
+				} else if err, ok := p.(error); !ok || !errors.As(err, &ue) {
+					t.Fatalf("panic %v, want *UnsupportedEntryError", p)
+				}
+			}()
+		}
+		r := m.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: data}).(*ApplyResponse)
+		if r.Err != nil && m.Root().ETag() != before {
+			t.Fatalf("failed entry changed the tree: %v", r.Err)
+		}
+		if m.AppliedIndex() != 2 {
+			t.Fatalf("applied index %d", m.AppliedIndex())
+		}
+	})
+}

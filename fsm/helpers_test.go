@@ -1,0 +1,47 @@
+package fsm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// testFSM wraps an FSM with a log index counter for tests.
+type testFSM struct {
+	*FSM
+	index uint64
+}
+
+func newTestFSM() *testFSM { return &testFSM{FSM: New()} }
+
+func (t *testFSM) apply(c Command) (Result, error) {
+	t.index++
+	r := t.Apply(&raft.Log{Index: t.index, Type: raft.LogCommand, Data: c.Encode()}).(*ApplyResponse)
+	return r.Result, r.Err
+}
+
+func mustPath(tb testing.TB, s string) Path {
+	tb.Helper()
+	p, err := ParsePath(s)
+	if err != nil {
+		tb.Fatalf("ParsePath(%q): %v", s, err)
+	}
+	return p
+}
+
+func cmd(tb testing.TB, kind CommandKind, path, body string) Command {
+	c := Command{Kind: kind, Path: mustPath(tb, path), Now: 1700000000000}
+	if body != "" {
+		c.Body = []byte(body)
+	}
+	return c
+}
+
+func render(n *Node) string { return string(AppendJSON(nil, n, RenderOptions{})) }
+
+func renderExport(n *Node) string { return string(AppendJSON(nil, n, RenderOptions{Export: true})) }
+
+func compact(s string) string {
+	return strings.Join(strings.Fields(s), "")
+}

@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Read consistency levels (SPEC §9), as accepted by ?consistency= and
+// Config.DefaultConsistency.
+const (
+	ConsistencyLinearizable = "linearizable"
+	ConsistencyLocal        = "local"
+)
+
+// writeSizeLimits maps ?writeSizeLimit= names to the bytes a single request
+// may write or remove (SPEC §3).
+var writeSizeLimits = map[string]int64{
+	"tiny":      64 << 10,
+	"small":     1 << 20,
+	"medium":    16 << 20,
+	"large":     64 << 20,
+	"unlimited": 256 << 20,
+}
+
+// Config configures a Server. Build it with DefaultConfig and change what
+// you need; New copies it, so changing it afterwards has no effect.
+type Config struct {
+	// AdminSecrets are tokens that are admin (they bypass rules).
+	AdminSecrets []string
+	// Dev opens access to everyone and also accepts `Bearer owner` as admin.
+	Dev bool
+	// DefaultConsistency is the read consistency when a request names none:
+	// "linearizable" (the default) or "local".
+	DefaultConsistency string
+	// DefaultWriteSizeLimit is the write size limit when a request names
+	// none: tiny, small, medium (the default), large or unlimited.
+	DefaultWriteSizeLimit string
+	// WriteTimeout bounds how long a write, or a linearizable read, waits
+	// for the cluster before answering 503 (default 5s).
+	WriteTimeout time.Duration
+	// Logger receives internal errors and panics (default slog.Default()).
+	Logger *slog.Logger
+	// Registerer is where request metrics are registered; nil means a
+	// private registry.
+	Registerer prometheus.Registerer
+	// Gatherer is what /metrics serves; nil means the Registerer when it can
+	// gather, else the private registry or prometheus.DefaultGatherer.
+	Gatherer prometheus.Gatherer
+	// Now is the clock for server timestamps and push keys (default time.Now).
+	Now func() time.Time
+	// Rand is the randomness for push keys (default crypto/rand).
+	Rand io.Reader
+}
+
+// DefaultConfig returns the configuration of a production node without
+// admin secrets.
+func DefaultConfig() Config {
+	return Config{
+		DefaultConsistency:    ConsistencyLinearizable,
+		DefaultWriteSizeLimit: "medium",
+		WriteTimeout:          5 * time.Second,
+		Logger:                slog.Default(),
+		Now:                   time.Now,
+		Rand:                  rand.Reader,
+	}
+}
+
+// Validate reports the first invalid setting. Zero values are valid: New
+// replaces them with the defaults of DefaultConfig.
+func (c Config) Validate() error {
+	for i, s := range c.AdminSecrets {
+		if s == "" {
+			// An empty secret would make every request without credentials admin.
+			return fmt.Errorf("httpapi: admin secret %d is empty", i)
+		}
+	}
+	switch c.DefaultConsistency {
+	case "", ConsistencyLinearizable, ConsistencyLocal:
+	default:
+		return fmt.Errorf("httpapi: default consistency %q: want %q or %q",
+			c.DefaultConsistency, ConsistencyLinearizable, ConsistencyLocal)
+	}
+	if _, ok := writeSizeLimits[c.DefaultWriteSizeLimit]; !ok && c.DefaultWriteSizeLimit != "" {
+		return fmt.Errorf("httpapi: default write size limit %q: want tiny, small, medium, large or unlimited",
+			c.DefaultWriteSizeLimit)
+	}
+	if c.WriteTimeout < 0 {
+		return errors.New("httpapi: write timeout must not be negative")
+	}
+	return nil
+}
+
+// withDefaults returns c with every zero field replaced by its default.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.DefaultConsistency == "" {
+		c.DefaultConsistency = d.DefaultConsistency
+	}
+	if c.DefaultWriteSizeLimit == "" {
+		c.DefaultWriteSizeLimit = d.DefaultWriteSizeLimit
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	if c.Rand == nil {
+		c.Rand = d.Rand
+	}
+	if c.Registerer == nil {
+		reg := prometheus.NewRegistry()
+		c.Registerer = reg
+		if c.Gatherer == nil {
+			c.Gatherer = reg
+		}
+	}
+	if c.Gatherer == nil {
+		if g, ok := c.Registerer.(prometheus.Gatherer); ok {
+			c.Gatherer = g
+		} else {
+			c.Gatherer = prometheus.DefaultGatherer
+		}
+	}
+	c.AdminSecrets = append([]string(nil), c.AdminSecrets...)
+	return c
+}

@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// request is a data request after its method, path, query and credentials
+// have been checked.
+type request struct {
+	method     string // after X-HTTP-Method-Override
+	path       fsm.Path
+	opts       *options
+	id         identity // who is asking; rules will use it
+	ifMatch    string
+	hasIfMatch bool
+	wantETag   bool // X-Firebase-ETag: true
+}
+
+// Messages of the parts that later issues implement.
+var (
+	errStreamingUnsupported = badRequest("Streaming is not supported yet")
+	errRulesUnsupported     = badRequest("Rules are not supported yet")
+)
+
+// data serves every path that is not a fixed endpoint: the Firebase REST
+// API at <path>.json (SPEC §1–§4). Checks run from the cheapest and most
+// basic (method, path) to the ones that need credentials.
+func (s *Server) data(c *gin.Context) {
+	r := c.Request
+	if r.Method == http.MethodOptions {
+		preflight(c)
+		return
+	}
+	if s.draining.Load() {
+		s.writeError(c, fsm.ErrShuttingDown)
+		return
+	}
+	escaped := r.URL.EscapedPath()
+	trimmed, ok := strings.CutSuffix(escaped, ".json")
+	if !ok {
+		s.writeError(c, errNoJSON)
+		return
+	}
+	v, err := parseQueryString(r.URL.RawQuery)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	method, err := effectiveMethod(r, v)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.Set(methodKey, method)
+	settings := isSettingsPath(trimmed)
+	var p fsm.Path
+	if !settings {
+		if p, err = fsm.ParsePath(trimmed); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
+	opts, err := s.parseOptions(method, v)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.Set(optionsKey, opts)
+	id, err := s.authenticate(r, v)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if settings {
+		// Only admins may touch /.settings (SPEC §8); rules come later.
+		if !id.admin {
+			s.writeError(c, errPermission)
+			return
+		}
+		s.writeError(c, errRulesUnsupported)
+		return
+	}
+	if err := s.authorize(id); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	rq := &request{method: method, path: p, opts: opts, id: id}
+	if im := r.Header.Values("If-Match"); len(im) > 0 {
+		if len(im) > 1 {
+			s.writeError(c, badRequest("Only one if-match header may be given"))
+			return
+		}
+		rq.ifMatch, rq.hasIfMatch = strings.TrimSpace(im[0]), true
+	}
+	rq.wantETag = strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Firebase-ETag")), "true")
+	if method == http.MethodGet {
+		s.get(c, rq)
+		return
+	}
+	s.write(c, rq)
+}
+
+// effectiveMethod returns the method a request is handled as: its own, or
+// on a POST the X-HTTP-Method-Override header or query parameter (SPEC §2).
+func effectiveMethod(r *http.Request, v url.Values) (string, error) {
+	switch r.Method {
+	case http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return r.Method, nil
+	case http.MethodPost:
+	default:
+		return "", badRequest("Invalid method")
+	}
+	override := r.Header.Get("X-HTTP-Method-Override")
+	if override == "" {
+		override = v.Get("x-http-method-override")
+	}
+	if override == "" {
+		return http.MethodPost, nil
+	}
+	m := strings.ToUpper(strings.TrimSpace(override))
+	switch m {
+	case http.MethodGet, http.MethodPut, http.MethodPost, http.MethodPatch, http.MethodDelete:
+		return m, nil
+	}
+	return "", badRequest("Invalid method override: X-HTTP-Method-Override must be GET, PUT, POST, PATCH or DELETE")
+}
+
+// isSettingsPath reports whether the escaped path is under /.settings,
+// which is reserved for rules and is not a data path.
+func isSettingsPath(escaped string) bool {
+	for _, seg := range strings.Split(escaped, "/") {
+		if seg == "" {
+			continue
+		}
+		first, err := url.PathUnescape(seg)
+		return err == nil && first == ".settings"
+	}
+	return false
+}
+
+// nodePath is the path of the node a request addresses: without a final
+// ".priority".
+func (rq *request) nodePath() fsm.Path {
+	if rq.path.IsPriority() {
+		return rq.path[:len(rq.path)-1]
+	}
+	return rq.path
+}

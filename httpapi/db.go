@@ -1,0 +1,23 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// DB is the replicated state as the HTTP layer needs it; *cluster.Node
+// implements it. It is declared here, by its consumer, so httpapi never
+// depends on cluster, raft or memberlist.
+type DB interface {
+	// Read returns the value at r.Path, locally or after a read barrier.
+	Read(ctx context.Context, r fsm.Read) (fsm.ReadResult, error)
+	// Propose replicates c (forwarding to the leader if needed) and returns
+	// the result of applying it.
+	Propose(ctx context.Context, c fsm.Command) (fsm.Result, error)
+	// Ready reports why the node cannot serve yet (nil when it can).
+	Ready(ctx context.Context) error
+	// Status describes the node and its cluster for /status; it must be
+	// JSON-encodable.
+	Status(ctx context.Context) (any, error)
+}

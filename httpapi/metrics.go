@@ -1,0 +1,85 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// methodKey stores the method a data request is handled as (after
+// X-HTTP-Method-Override) for the metrics labels.
+const methodKey = "arbor.method"
+
+// metrics are the HTTP layer's Prometheus collectors.
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	requests, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "arbor", Subsystem: "http", Name: "requests_total",
+		Help: "HTTP requests by method (after method override) and status code.",
+	}, []string{"method", "code"}))
+	if err != nil {
+		return nil, err
+	}
+	latency, err := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "arbor", Subsystem: "http", Name: "request_duration_seconds",
+		Help:    "HTTP request latency by method (after method override).",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"method"}))
+	if err != nil {
+		return nil, err
+	}
+	return &metrics{requests: requests, latency: latency}, nil
+}
+
+// register registers c, or reuses an identical collector already there, so
+// several Servers (tests, restarts in-process) can share one registry.
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) (T, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(T); ok {
+				return existing, nil
+			}
+		}
+		return c, fmt.Errorf("httpapi: register metrics: %w", err)
+	}
+	return c, nil
+}
+
+// observe counts every request and its latency. Unknown methods share one
+// label so clients cannot grow the label set.
+func (s *Server) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	method := c.GetString(methodKey)
+	if method == "" {
+		method = c.Request.Method
+	}
+	switch method {
+	case http.MethodGet, http.MethodPut, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+	default:
+		method = "other"
+	}
+	s.metrics.requests.WithLabelValues(method, strconv.Itoa(c.Writer.Status())).Inc()
+	s.metrics.latency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+}
+
+// metricsHandler serves the Prometheus text format of Config.Gatherer.
+func (s *Server) metricsHandler() gin.HandlerFunc {
+	return gin.WrapH(promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}}))
+}
+
+// slogPrinter adapts the logger to promhttp's Println-style error log.
+type slogPrinter struct{ s *Server }
+
+func (p slogPrinter) Println(v ...any) { p.s.log.Error("serving metrics", "err", fmt.Sprint(v...)) }

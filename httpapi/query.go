@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// This file connects the query engine (fsm.ParseQuery, fsm.Query.Eval) to
+// GET requests: orderBy, ranges, limits and shallow paging (SPEC §3).
+
+// parseQuery parses the query parameters of v (already percent-decoded by
+// parseQueryString, so a `5,"k"` tie-breaker arrives split-ready). It
+// returns nil when v has no orderBy-family parameter. shallow is the
+// checked shallow=true, under which limits and ranges page in key order.
+func parseQuery(v url.Values, shallow bool) (*fsm.Query, error) {
+	params := make(map[string]string, len(v))
+	for name, values := range v {
+		params[name] = values[0] // parseOptions refused repeated names
+	}
+	delete(params, "shallow")
+	if shallow {
+		params["shallow"] = "true"
+	}
+	q, err := fsm.ParseQuery(params)
+	if err != nil {
+		return nil, fmt.Errorf("query parameters: %w", err)
+	}
+	return q, nil
+}
+
+// getQuery answers a GET with a query: the children of the node at the
+// path chosen and ordered by the query, read like any GET (local or after
+// the read barrier), rendered in query order (or as an array by the array
+// rule). ?timeout= bounds the read and the evaluation together: a scan of
+// a large node that outlives it is a 400 like a slow read.
+//
+// The response has no ETag: an ETag names the value at the location, and a
+// query answers with part of it.
+//
+// Seam for the rules issue: once `.indexOn` exists, a query whose
+// IndexName() is not declared for rq.path is refused here under
+// --strict-indexes with `Index not defined, add ".indexOn": "<name>", for
+// path "<rq.path>", to the rules`, and a declared index is passed to Eval.
+func (s *Server) getQuery(c *gin.Context, rq *request) {
+	started := time.Now()
+	ctx := c.Request.Context()
+	n, err := s.read(ctx, rq)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if rq.path.IsPriority() {
+		n = n.Priority()
+	}
+	evalCtx := ctx
+	if rq.opts.timeout > 0 {
+		var cancel context.CancelFunc
+		evalCtx, cancel = context.WithDeadline(ctx, started.Add(rq.opts.timeout))
+		defer cancel()
+	}
+	res, err := rq.opts.query.Eval(evalCtx, n)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = errReadTimeout
+		}
+		s.writeError(c, fmt.Errorf("query %s: %w", rq.path, err))
+		return
+	}
+	body := fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
+	sendData(c, rq.opts, http.StatusOK, body)
+}

@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// errReadTimeout is a read that did not finish within ?timeout= (SPEC §3).
+var errReadTimeout = badRequest("The read did not finish within the requested timeout")
+
+// get serves a read (SPEC §2–§4): the value at the path, its priority for a
+// ".priority" path, shallow or export forms, conditional GETs, and queries
+// (getQuery).
+func (s *Server) get(c *gin.Context, rq *request) {
+	if strings.Contains(strings.ToLower(c.GetHeader("Accept")), "text/event-stream") {
+		s.writeError(c, errStreamingUnsupported)
+		return
+	}
+	if rq.hasIfMatch {
+		s.writeError(c, badRequest("if-match is not supported on GET requests"))
+		return
+	}
+	if rq.opts.query != nil {
+		s.getQuery(c, rq)
+		return
+	}
+	n, err := s.read(c.Request.Context(), rq)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if rq.path.IsPriority() {
+		n = n.Priority()
+	}
+	etag := n.ETag()
+	inm, conditional := c.Request.Header["If-None-Match"]
+	if conditional {
+		c.Header("ETag", etag)
+		if len(inm) == 1 && strings.TrimSpace(inm[0]) == etag {
+			send(c, http.StatusNotModified, jsonContentType, nil)
+			return
+		}
+	} else if rq.wantETag {
+		c.Header("ETag", etag)
+	}
+	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
+	var body []byte
+	if rq.opts.shallow {
+		body = fsm.AppendShallow(nil, n, o)
+	} else {
+		body = fsm.AppendJSON(nil, n, o)
+	}
+	sendData(c, rq.opts, http.StatusOK, body)
+}
+
+// read fetches the node at the request's path. Its wait is bounded by
+// WriteTimeout (a linearizable read that cannot reach a quorum is a 503)
+// and by ?timeout= (a read slower than the client allows is a 400).
+func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
+	clusterCtx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
+	defer cancel()
+	readCtx := clusterCtx
+	if rq.opts.timeout > 0 {
+		var cancelRead context.CancelFunc
+		readCtx, cancelRead = context.WithTimeout(clusterCtx, rq.opts.timeout)
+		defer cancelRead()
+	}
+	res, err := s.db.Read(readCtx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable})
+	if err == nil {
+		return res.Value, nil
+	}
+	if rq.opts.timeout > 0 && clusterCtx.Err() == nil && errors.Is(readCtx.Err(), context.DeadlineExceeded) {
+		return nil, errReadTimeout
+	}
+	return nil, fmt.Errorf("read %s: %w", rq.nodePath(), err)
+}
