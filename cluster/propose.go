@@ -82,7 +82,12 @@ func (n *Node) applyLocal(ctx context.Context, data []byte) (fsm.Result, error) 
 	if !ok || resp == nil {
 		return fsm.Result{}, fmt.Errorf("propose: unexpected FSM response %T", f.Response())
 	}
-	return resp.Result, resp.Err
+	res, err := resp.Result, resp.Err
+	// The future, and so the response, can stay reachable after this call
+	// (raft's bookkeeping); a PATCH echo of thousands of fields must not
+	// live on with it.
+	*resp = fsm.ApplyResponse{}
+	return res, err
 }
 
 // waitFuture waits for f bounded by ctx. raft futures cannot be selected

@@ -32,9 +32,11 @@ const (
 	// rpcMaxIdle is how many idle RPC connections are kept per peer: enough
 	// for a busy follower's concurrent forwarded writes to reuse them
 	// rather than pay a TLS handshake each.
-	rpcMaxIdle = 64
+	rpcMaxIdle = 256
 	// rpcIOTimeout bounds writing a reply to a peer that stopped reading.
 	rpcIOTimeout = 10 * time.Second
+	// raftMaxRPCsInFlight below 2 disables Raft's pipelined replication.
+	raftMaxRPCsInFlight = 1
 )
 
 // tcpNetwork is the production network: one TCP listener (the Raft port)
@@ -83,6 +85,13 @@ func newTCPNetwork(cfg Config, logger *slog.Logger) (network, error) {
 		MaxPool: transportMaxPool,
 		Timeout: transportTimeout,
 		Logger:  newHCLogger(logger, "raft-net"),
+		// One RPC in flight turns pipelined replication off: hashicorp/raft
+		// v1.7.3's pipeline can deadlock when a follower rejects an append
+		// (a newer term after a partition), parking the replication
+		// goroutine for good, so a graceful stop hangs and that follower
+		// starves (docs/CHAOS.md, bug 2; hashicorp/raft#612). Plain
+		// request/response replication still sends batches of entries.
+		MaxRPCsInFlight: raftMaxRPCsInFlight,
 	})
 	t.wg.Add(1)
 	go t.acceptLoop()

@@ -212,3 +212,26 @@ func TestTCPRoundTripFailures(t *testing.T) {
 	}
 	_ = fsm.ErrNoLeader
 }
+
+// TestRaftPipeliningDisabled: the production transport refuses pipelined
+// replication, which hashicorp/raft v1.7.3 can deadlock (docs/CHAOS.md,
+// bug 2: a graceful stop hung until SIGKILL).
+func TestRaftPipeliningDisabled(t *testing.T) {
+	leader, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = leader.Close() })
+	follower, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = follower.Close() })
+	p, err := leader.Transport().AppendEntriesPipeline("n2", follower.Addr())
+	if p != nil {
+		_ = p.Close()
+	}
+	if !errors.Is(err, raft.ErrPipelineReplicationNotSupported) {
+		t.Fatalf("AppendEntriesPipeline: %v, want raft.ErrPipelineReplicationNotSupported", err)
+	}
+}

@@ -162,7 +162,12 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	defer cancelDrain()
 	web.shutdown(drainCtx)
 	start := time.Now()
-	err = stopNode(stopCtx)
+	err = stopWithin(stopCtx, shutdownGrace, stopNode)
+	if errors.Is(err, errShutdownStuck) {
+		logger.Error("cluster node did not stop within --shutdown-timeout; exiting anyway (acknowledged writes are on disk)",
+			"timeout", cfg.ShutdownTimeout, "error", err)
+		return errors.Join(runErr, err)
+	}
 	logger.Info("cluster node stopped", "took", time.Since(start).Round(time.Millisecond))
 	return errors.Join(runErr, err)
 }
