@@ -130,7 +130,7 @@ clean:
 
 # make test-upgrade: the rolling upgrade of issue 6, from a fixed, older
 # reference release to this tree. The reference UPGRADE_FROM is the first
-# commit of this history, which already holds the three-node cluster
+# commit of this history (746e9af), which already holds the three-node cluster
 # (docs/OPERATIONS.md, "Rolling upgrade"); move it to the previous release's
 # tag once releases are tagged. Its source comes from git: in a shallow
 # clone the first commit reachable is HEAD itself, so the test still runs
@@ -156,6 +156,8 @@ UPGRADE_FLAGS       ?=
 test-upgrade:
 	@git cat-file -e '$(UPGRADE_FROM)^{commit}' 2>/dev/null || { \
 		echo "test-upgrade: the reference commit $(UPGRADE_FROM) is not in this clone; fetch the history (git fetch --unshallow)" >&2; exit 1; }
+	@[ "$$(git rev-parse '$(UPGRADE_FROM)^{commit}')" != "$$(git rev-parse HEAD)" ] || \
+		echo "test-upgrade: WARNING: the reference $(UPGRADE_FROM) is HEAD (a shallow clone, or the first commit): this is a same-code rolling restart, not an upgrade" >&2
 	rm -rf $(UPGRADE_DIR) && mkdir -p $(UPGRADE_DIR)/old/image/bin/image/data $(UPGRADE_DIR)/new/image/bin/image/data
 	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && \
 		git archive $(UPGRADE_FROM) | tar -x -C "$$src" && \

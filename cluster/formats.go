@@ -25,13 +25,13 @@ type buildFormats struct {
 	kinds map[fsm.CommandKind]int
 }
 
-// thisBuild describes the running binary: the fsm's formats, and the
-// kinds of the first format.
+// thisBuild describes the running binary: the fsm's formats and the
+// entry format each of its kinds is stamped with.
 func thisBuild() buildFormats {
 	return buildFormats{
 		entry:    fsm.CommandVersion,
 		snapshot: fsm.SnapshotVersion,
-		kinds:    map[fsm.CommandKind]int{fsm.CmdSet: 1, fsm.CmdUpdate: 1, fsm.CmdPush: 1},
+		kinds:    fsm.CommandKinds(),
 	}
 }
 

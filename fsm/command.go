@@ -18,9 +18,29 @@ const (
 	CmdPush CommandKind = 3
 )
 
-// CommandVersion is the entry format version this release writes. Decode
+// CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it.
 const CommandVersion = 1
+
+// kindFormats maps each kind to the entry format that introduced it. A
+// release adding a kind raises CommandVersion and adds the kind here with
+// the new number; existing kinds keep theirs forever, so their entries
+// stay readable by every older release of the cluster (SPEC §9).
+var kindFormats = map[CommandKind]int{CmdSet: 1, CmdUpdate: 1, CmdPush: 1}
+
+// EntryFormat is the entry format an entry of kind k is stamped with and
+// a member must apply to read it; 0 for a kind this release does not know.
+func (k CommandKind) EntryFormat() int { return kindFormats[k] }
+
+// CommandKinds returns every kind this release writes with its
+// EntryFormat (a fresh map the caller may keep).
+func CommandKinds() map[CommandKind]int {
+	out := make(map[CommandKind]int, len(kindFormats))
+	for k, f := range kindFormats {
+		out[k] = f
+	}
+	return out
+}
 
 // Command is one replicated write, fully resolved before it enters the log:
 // the proposer's clock reading and random bits travel inside it, so Apply
@@ -44,10 +64,16 @@ type Command struct {
 }
 
 // Encode serialises c as a versioned log entry:
-// version(1) kind(1) flags(1) then uvarint-prefixed fields.
+// version(1) kind(1) flags(1) then uvarint-prefixed fields. The version
+// is the one c's kind needs, not the newest this release knows, so a
+// newer leader's entries of old kinds stay readable by older members.
 func (c *Command) Encode() []byte {
+	version := c.Kind.EntryFormat()
+	if version == 0 {
+		version = CommandVersion // an unknown kind: Decode refuses it anyway
+	}
 	buf := make([]byte, 0, 64+len(c.Body))
-	buf = append(buf, CommandVersion, byte(c.Kind))
+	buf = append(buf, byte(version), byte(c.Kind))
 	var flags byte
 	if c.HasIfMatch {
 		flags |= 1
@@ -80,8 +106,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("decode command: version %d: %w", b[0], ErrUnsupportedVersion)
 	}
 	c.Kind = CommandKind(b[1])
-	if c.Kind < CmdSet || c.Kind > CmdPush {
-		return c, fmt.Errorf("decode command: kind %d: %w", c.Kind, ErrUnsupportedVersion)
+	if f := c.Kind.EntryFormat(); f == 0 || f > int(b[0]) {
+		return c, fmt.Errorf("decode command: kind %d in entry format %d: %w", c.Kind, b[0], ErrUnsupportedVersion)
 	}
 	c.HasIfMatch = b[2]&1 != 0
 	d := decoder{b: b[3:]}

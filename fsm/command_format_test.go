@@ -1,0 +1,49 @@
+package fsm
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestEncodeStampsTheKindsFormat: an entry carries the format its kind
+// needs, not CommandVersion, so raising CommandVersion for a new kind
+// leaves the old kinds' entries readable by older members (SPEC §9).
+func TestEncodeStampsTheKindsFormat(t *testing.T) {
+	kinds := CommandKinds()
+	if len(kinds) != 3 {
+		t.Fatalf("CommandKinds() = %v", kinds)
+	}
+	for kind, format := range kinds {
+		if format < 1 || format > CommandVersion {
+			t.Errorf("kind %d: format %d outside 1..%d", kind, format, CommandVersion)
+		}
+		c := Command{Kind: kind, Path: Path{"a"}, Body: []byte(`1`)}
+		b := c.Encode()
+		if int(b[0]) != format {
+			t.Errorf("kind %d stamped with format %d, want %d", kind, b[0], format)
+		}
+		if _, err := DecodeCommand(b); err != nil {
+			t.Errorf("kind %d: %v", kind, err)
+		}
+	}
+	kinds[CmdSet] = 99 // the copy is the caller's
+	if CmdSet.EntryFormat() != 1 {
+		t.Fatal("CommandKinds returned the table itself")
+	}
+}
+
+// TestDecodeRefusesAKindNewerThanItsFormat: an entry whose kind is
+// unknown, or stamped with a format older than the kind, is refused as
+// unsupported rather than misread.
+func TestDecodeRefusesAKindNewerThanItsFormat(t *testing.T) {
+	for _, b := range [][]byte{
+		{1, 0, 0},                  // kind 0 was never used
+		{1, 200, 0},                // a kind from a newer release
+		{CommandVersion + 1, 1, 0}, // a newer format
+		{0, 1, 0},                  // format 0 does not exist
+	} {
+		if _, err := DecodeCommand(b); !errors.Is(err, ErrUnsupportedVersion) {
+			t.Errorf("DecodeCommand(%v) = %v, want ErrUnsupportedVersion", b, err)
+		}
+	}
+}
