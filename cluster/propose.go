@@ -83,9 +83,9 @@ func (n *Node) applyLocal(ctx context.Context, data []byte) (fsm.Result, error) 
 		return fsm.Result{}, fmt.Errorf("propose: unexpected FSM response %T", f.Response())
 	}
 	res, err := resp.Result, resp.Err
-	// The future, and so the response, can stay reachable after this call
-	// (raft's bookkeeping); a PATCH echo of thousands of fields must not
-	// live on with it.
+	// Raft's log cache keeps the last entries and, through them, their
+	// futures with this response: a PATCH echo of thousands of fields
+	// would stay live long after its request (docs/PERFORMANCE.md).
 	*resp = fsm.ApplyResponse{}
 	return res, err
 }
