@@ -115,6 +115,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("start cluster node: %w", err)
 	}
+	go releaseMemoryOnceReady(ctx, node.Ready, logger, 200*time.Millisecond, 10*time.Minute)
 	// From here on every exit path must shut the node down: it owns the
 	// Raft log and its file locks.
 	stopNode := func(ctx context.Context) error {
