@@ -35,8 +35,9 @@ const (
 	rpcMaxIdle = 256
 	// rpcIOTimeout bounds writing a reply to a peer that stopped reading.
 	rpcIOTimeout = 10 * time.Second
-	// raftMaxRPCsInFlight below 2 disables Raft's pipelined replication.
-	raftMaxRPCsInFlight = 1
+	// raftMaxRPCsInFlight bounds pipelined AppendEntries per follower and
+	// sizes the pipeline's channels (see newTCPNetwork).
+	raftMaxRPCsInFlight = 64
 )
 
 // tcpNetwork is the production network: one TCP listener (the Raft port)
@@ -85,12 +86,17 @@ func newTCPNetwork(cfg Config, logger *slog.Logger) (network, error) {
 		MaxPool: transportMaxPool,
 		Timeout: transportTimeout,
 		Logger:  newHCLogger(logger, "raft-net"),
-		// One RPC in flight turns pipelined replication off: hashicorp/raft
-		// v1.7.3's pipeline can deadlock when a follower rejects an append
-		// (a newer term after a partition), parking the replication
-		// goroutine for good, so a graceful stop hangs and that follower
-		// starves (docs/CHAOS.md, bug 2; hashicorp/raft#612). Plain
-		// request/response replication still sends batches of entries.
+		// hashicorp/raft v1.7.3's pipeline deadlocks when its decoder quits
+		// (a follower answers a newer term or a failure, routine around
+		// partitions) while the sender goes on: with the default of 2 its
+		// channels are unbuffered, so the very next send parks the
+		// replication goroutine for good — a graceful stop hangs and that
+		// follower starves (docs/CHAOS.md, bug 2; hashicorp/raft#612). With
+		// raftMaxRPCsInFlight the channels hold 2×(n−2) futures, so the
+		// sender must win its select against the decoder's finish that
+		// many times in a row to park: never in practice. Turning
+		// pipelining off (1) also avoids it, but gives up overlapping a
+		// follower's fsync with the next send.
 		MaxRPCsInFlight: raftMaxRPCsInFlight,
 	})
 	t.wg.Add(1)

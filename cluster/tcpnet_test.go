@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"path/filepath"
@@ -213,10 +214,13 @@ func TestTCPRoundTripFailures(t *testing.T) {
 	_ = fsm.ErrNoLeader
 }
 
-// TestRaftPipeliningDisabled: the production transport refuses pipelined
-// replication, which hashicorp/raft v1.7.3 can deadlock (docs/CHAOS.md,
-// bug 2: a graceful stop hung until SIGKILL).
-func TestRaftPipeliningDisabled(t *testing.T) {
+// TestRaftPipelineSurvivesAnAbandonedConsumer (docs/CHAOS.md, bug 2):
+// when raft's pipeline decoder quits (a follower answered a newer term)
+// the sender may still send before it notices. With hashicorp/raft's
+// default of 2 RPCs in flight the next send parked forever, and a graceful
+// stop with it; the production transport must absorb 2×(n−2) sends that
+// nobody consumes.
+func TestRaftPipelineSurvivesAnAbandonedConsumer(t *testing.T) {
 	leader, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -227,11 +231,43 @@ func TestRaftPipeliningDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = follower.Close() })
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() { // the follower answers every append with a newer term
+		for {
+			select {
+			case rpc := <-follower.Transport().Consumer():
+				rpc.Respond(&raft.AppendEntriesResponse{Term: 7}, nil)
+			case <-stop:
+				return
+			}
+		}
+	}()
 	p, err := leader.Transport().AppendEntriesPipeline("n2", follower.Addr())
-	if p != nil {
-		_ = p.Close()
+	if err != nil {
+		t.Fatalf("AppendEntriesPipeline: %v", err)
 	}
-	if !errors.Is(err, raft.ErrPipelineReplicationNotSupported) {
-		t.Fatalf("AppendEntriesPipeline: %v, want raft.ErrPipelineReplicationNotSupported", err)
+	defer p.Close()
+	if raftMaxRPCsInFlight < 32 { // what sends below relies on
+		t.Fatalf("raftMaxRPCsInFlight = %d: the pipeline's channels are too small to outlast its decoder", raftMaxRPCsInFlight)
+	}
+	const sends = 2 * (32 - 2)
+	done := make(chan error, 1)
+	go func() {
+		for i := range sends {
+			if _, err := p.AppendEntries(&raft.AppendEntriesRequest{Term: 1}, &raft.AppendEntriesResponse{}); err != nil {
+				done <- fmt.Errorf("send %d: %w", i, err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%d unconsumed pipelined sends did not all return: the replication goroutine would park", sends)
 	}
 }
