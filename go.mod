@@ -13,6 +13,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/tidwall/btree v1.8.2
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/term v0.46.0
 	google.golang.org/api v0.231.0
 	k8s.io/api v0.32.13
 	k8s.io/apimachinery v0.32.13

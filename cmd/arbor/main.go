@@ -52,10 +52,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, ok := runTool(name, rest, stdout, stderr); ok {
 		return code
 	}
-	if _, later := laterCommands[name]; later {
-		fmt.Fprintf(stderr, "arbor %s: not implemented yet\n", name)
-		return exitUsage
-	}
 	fmt.Fprintf(stderr, "arbor: unknown command %q\n\n", name)
 	printUsage(stderr)
 	return exitUsage

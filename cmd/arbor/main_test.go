@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,12 +41,48 @@ func TestRunDispatch(t *testing.T) {
 	}
 }
 
-func TestLaterCommandsAreNotImplementedYet(t *testing.T) {
-	for name := range laterCommands {
+func TestBackupAndRestoreFlags(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "bad.json")
+	good := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(notJSON, []byte(`{"a":1} trailing`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(`{"a":{"b":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{[]string{"backup"}, exitUsage, "--out file.json is required"},
+		{[]string{"backup", "--out", filepath.Join(dir, "b.json"), "--addr", "127.0.0.1:1", "--timeout", "1s"}, exitFailure, "arbor backup:"},
+		{[]string{"restore"}, exitUsage, "--in file.json is required"},
+		{[]string{"restore", "--in", filepath.Join(dir, "missing.json")}, exitUsage, "no such file"},
+		{[]string{"restore", "--in", notJSON}, exitUsage, "is not a backup"},
+		// go test's stdin is not a terminal: nothing is assumed without --yes.
+		{[]string{"restore", "--in", good}, exitUsage, "pass --yes"},
+		{[]string{"restore", "--in", good, "--yes", "--addr", "127.0.0.1:1", "--timeout", "1s"}, exitFailure, "arbor restore: PUT /:"},
+	} {
 		var stdout, stderr strings.Builder
-		code := run([]string{name, "--addr", "x"}, &stdout, &stderr)
-		if want := fmt.Sprintf("arbor %s: not implemented yet\n", name); code != exitUsage || stderr.String() != want {
-			t.Errorf("arbor %s: exit %d, stderr %q; want exit 2 and %q", name, code, stderr.String(), want)
+		code := run(c.args, &stdout, &stderr)
+		if code != c.wantCode || !strings.Contains(stderr.String(), c.wantStderr) {
+			t.Errorf("arbor %q: exit %d, stderr %q; want exit %d, stderr containing %q", c.args, code, stderr.String(), c.wantCode, c.wantStderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.json")); !os.IsNotExist(err) {
+		t.Errorf("a failed backup left its output: %v", err)
+	}
+}
+
+func TestCheckOneJSONValue(t *testing.T) {
+	for in, ok := range map[string]bool{
+		`null`: true, `{"a":[1,2,{"b":"c"}]}`: true, ` 5 `: true, `"s"`: true,
+		``: false, `{"a":1`: false, `{"a":1}{}`: false, `[1,]`: false, `{"a":1} x`: false,
+	} {
+		if err := checkOneJSONValue(strings.NewReader(in)); (err == nil) != ok {
+			t.Errorf("checkOneJSONValue(%q) = %v, want ok=%v", in, err, ok)
 		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// runTool runs the operator commands (status, members, certs, bench); ok is false
+// runTool runs the operator commands (status, members, certs, bench, backup,
+// restore); ok is false
 // for any other name.
 func runTool(name string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	switch name {
@@ -27,6 +28,10 @@ func runTool(name string, args []string, stdout, stderr io.Writer) (code int, ok
 		return runCerts(args, stdout, stderr), true
 	case "bench":
 		return runBench(args, stdout, stderr), true
+	case "backup":
+		return runBackup(args, stdout, stderr), true
+	case "restore":
+		return runRestore(args, os.Stdin, stdout, stderr), true
 	}
 	return 0, false
 }

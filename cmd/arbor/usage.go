@@ -5,13 +5,6 @@ import (
 	"io"
 )
 
-// laterCommands are the CLI commands SPEC §10 promises that later issues
-// deliver; naming them now gives a clear answer instead of "unknown command".
-var laterCommands = map[string]struct{}{
-	"backup":  {},
-	"restore": {},
-}
-
 // printUsage lists the commands.
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `Arbor is a replicated JSON database with the Firebase Realtime Database REST API.
@@ -26,8 +19,8 @@ Commands:
   members   list the cluster's members, or remove a failed one (arbor members list|remove <id>)
   certs     write a CA, per-host certificates and a gossip key (arbor certs init --dir D --hosts h1,h2,h3)
   bench     load-generate against arbor, etcd or a bare handler (arbor bench -h)
+  backup    write a consistent export of the whole database to a file (arbor backup --out file.json)
+  restore   replace the whole database with a backup (arbor restore --in file.json)
   help      print this help (arbor help serve: the serve flags)
-
-Coming in later releases: backup, restore.
 `)
 }
