@@ -177,6 +177,11 @@ func (n *Node) open(d deps) (bool, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return false, fmt.Errorf("cluster: data dir: %w", err)
 	}
+	// An operator's peers.json (quorum-loss recovery) applies before Raft
+	// opens its stores.
+	if err := applyPeersFile(cfg.DataDir, cfg.NodeID, n.log); err != nil {
+		return false, err
+	}
 	bolt, err := raftboltdb.New(raftboltdb.Options{
 		Path:        filepath.Join(cfg.DataDir, "raft.db"),
 		BoltOptions: &bbolt.Options{Timeout: boltOpenTimeout},

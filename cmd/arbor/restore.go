@@ -27,8 +27,8 @@ const (
 	restoreBatch = 32 << 20
 )
 
-// errRestoreRefused says the operator did not confirm the overwrite.
-var errRestoreRefused = errors.New("not confirmed")
+// errNotConfirmed says the operator did not confirm a destructive step.
+var errNotConfirmed = errors.New("not confirmed")
 
 // runRestore is `arbor restore --in file.json`: replaces the whole
 // database with a backup (SPEC §10). A backup up to 256 MiB is written in
@@ -83,7 +83,7 @@ func runRestore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if split {
 		question += "\nIt is larger than one write may be: the root is deleted first and the backup written in parts, so readers see a partial database until it ends."
 	}
-	if err := confirm(stdin, stderr, question, *yes); err != nil {
+	if err := confirm(stdin, stderr, question, *yes, "--yes"); err != nil {
 		fmt.Fprintf(stderr, "arbor restore: %v\n", err)
 		return exitUsage
 	}
@@ -105,19 +105,20 @@ func runRestore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// confirm asks question on a terminal and wants "yes"; yes skips it, and
-// without a terminal (a script) nothing is assumed.
-func confirm(stdin io.Reader, stderr io.Writer, question string, yes bool) error {
+// confirm asks question on a terminal and wants "yes"; yes (the flag
+// named flagName) skips it, and without a terminal (a script) nothing is
+// assumed.
+func confirm(stdin io.Reader, stderr io.Writer, question string, yes bool, flagName string) error {
 	if yes {
 		return nil
 	}
 	if f, ok := stdin.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
-		return fmt.Errorf("%w: stdin is not a terminal; pass --yes to replace the database", errRestoreRefused)
+		return fmt.Errorf("%w: stdin is not a terminal; pass %s to go on without asking", errNotConfirmed, flagName)
 	}
 	fmt.Fprintf(stderr, "%s\nType yes to go on: ", question)
 	line, _ := bufio.NewReader(stdin).ReadString('\n')
 	if strings.TrimSpace(line) != "yes" {
-		return fmt.Errorf("%w: nothing was changed", errRestoreRefused)
+		return fmt.Errorf("%w: nothing was changed", errNotConfirmed)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // runTool runs the operator commands (status, members, certs, bench, backup,
-// restore); ok is false
+// restore, recover); ok is false
 // for any other name.
 func runTool(name string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	switch name {
@@ -32,6 +32,8 @@ func runTool(name string, args []string, stdout, stderr io.Writer) (code int, ok
 		return runBackup(args, stdout, stderr), true
 	case "restore":
 		return runRestore(args, os.Stdin, stdout, stderr), true
+	case "recover":
+		return runRecover(args, os.Stdin, stdout, stderr), true
 	}
 	return 0, false
 }
