@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/workload"
+	"github.com/arbordb/arbor/cmd/internal/workload"
 )
 
 // config is the runner's configuration, one field per flag.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 func TestParseConfig(t *testing.T) {

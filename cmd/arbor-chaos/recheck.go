@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/model"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/report"
+	"github.com/arbordb/arbor/cmd/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/model"
 )
 
 // recheck judges a saved history again (arbor-chaos -check FILE): the

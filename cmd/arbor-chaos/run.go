@@ -12,13 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/checks"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/model"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/report"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/workload"
+	"github.com/arbordb/arbor/cmd/internal/checks"
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/model"
+	"github.com/arbordb/arbor/cmd/internal/workload"
 )
 
 // cleanupTimeout bounds the removal of everything a run started; it runs
@@ -124,8 +124,8 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	// Quiescence: every fault healed, every node up and ready.
 	extra := []checks.Result{finalRecovery(ctx, nem, cfg.RecoverTimeout)}
 	fmt.Fprintln(out, "arbor-chaos: quiescence: waiting for the replicas to converge")
-	extra = append(extra, converge(ctx, admin, backend.Nodes(), dir, cfg.RecoverTimeout))
-	finalReads(ctx, ccfg, rec, backend.Nodes(), wcfg.Clients)
+	extra = append(extra, checks.Converge(ctx, admin, backend.Nodes(), dir, cfg.RecoverTimeout))
+	workload.FinalReads(ctx, ccfg, rec, backend.Nodes(), wcfg.Clients)
 
 	ops := rec.Ops()
 	saveRun(ctx, out, backend, dir, ops, sum.Events)

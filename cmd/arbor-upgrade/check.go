@@ -1,44 +1,51 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"net/http"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/arbordb/arbor/cmd/internal/checks"
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/model"
+	"github.com/arbordb/arbor/cmd/internal/workload"
 )
 
-// check judges the run: statuses, durability and convergence on every
-// node, linearizability, releases, and the write gaps of every step.
-func (r *result) check(ctx context.Context, o options, b backend, admin *client, ops []op, baseline window) {
+// check judges the run with the chaos runner's checkers: the replicas
+// converge (same root ETag from each node's own state), then every key is
+// read from every node (recorded like the rest), and the history must be
+// linearizable per key (porcupine), hold every acknowledged write,
+// increasing push keys, consistent ETags and expected answers only. Then
+// the releases, and the write gaps of every step.
+func (r *result) check(ctx context.Context, o options, b backend, admin adminClient, l *load, ccfg client.Config, baseline window) {
+	if l.err != nil {
+		r.fail("the workload: %v", l.err)
+	}
+	r.Checks = append(r.Checks, checks.Converge(ctx, admin.Client, nodes, r.Dir, o.StepTimeout))
+	workload.FinalReads(ctx, ccfg, l.rec, nodes, o.Clients)
+	ops := l.rec.Ops()
+	if err := history.WriteFile(filepath.Join(r.Dir, "history.jsonl"), ops); err != nil {
+		r.Notes = append(r.Notes, err.Error())
+	}
+
 	var first, last int64 = -1, 0 // acknowledged writes' returns
-	odd := 0
 	for i := range ops {
 		op := &ops[i]
-		if op.acked() && !op.Final {
+		if op.Acked() && !op.Final {
 			if first < 0 || op.Return < first {
 				first = op.Return
 			}
 			last = max(last, op.Return)
 		}
-		if op.Read {
+		if !op.IsWrite() {
 			r.Reads++
-		}
-		if op.Status != 0 && op.Status != http.StatusOK && op.Status != http.StatusServiceUnavailable {
-			odd++
-			if odd <= 5 {
-				r.fail("op %d (%s %s via %s) answered %d: %s", op.ID, op.Kind, op.Key, op.Node, op.Status, op.Error)
-			}
-		}
-		if op.Final && op.Outcome != ok {
-			r.fail("final read of %s on %s failed: %d %s", op.Key, op.Node, op.Status, op.Error)
 		}
 	}
 	r.Ops = len(ops)
-	if odd > 5 {
-		r.fail("… %d answers other than 200 and 503 in all", odd)
-	}
 	r.Baseline = measureWrites(ops, baseline)
 	// From the first acknowledgement: connecting the clients is no gap.
 	r.Overall = measureWrites(ops, window{max(first, 0), last + 1})
@@ -54,62 +61,34 @@ func (r *result) check(ctx context.Context, o options, b backend, admin *client,
 		}
 	}
 
-	r.checkState(ctx, admin, ops)
-
-	r.Lin = checkLinearizable(ops, o.CheckTimeout, r.Dir)
-	switch r.Lin.Result {
-	case porcupine.Ok:
-	case porcupine.Illegal:
-		r.fail("the register history is not linearizable (see %s)", r.Lin.Viz)
-	default:
-		r.fail("the linearizability check did not finish within %s", o.CheckTimeout)
+	r.Checks = append(r.Checks,
+		checks.AckedWritesPresent(ops, len(nodes)),
+		checks.PushKeys(ops),
+		checks.ETags(ops),
+		checks.UnexpectedAnswers(ops),
+	)
+	for _, c := range r.Checks {
+		if !c.OK {
+			r.fail("%s", strings.TrimSpace(c.String()))
+		}
+	}
+	r.Linear = model.Check(ops, model.Options{Timeout: o.CheckTimeout, VizDir: filepath.Join(r.Dir, "viz")})
+	for _, k := range r.Linear {
+		switch {
+		case k.Err != nil:
+			r.fail("key %s: %v", k.Key, k.Err)
+		case k.Result != porcupine.Ok:
+			r.fail("key %s (%s): %s %s (see %s)", k.Key, k.Kind, k.Result, k.Aborted, k.Viz)
+		}
 	}
 
 	r.checkReleases(ctx, b, admin)
 }
 
-// checkState reads the write-once subtrees from every node: each must
-// hold every acknowledged write (durability), and all must be identical.
-func (r *result) checkState(ctx context.Context, admin *client, ops []op) {
-	var first []byte
-	for _, id := range nodes {
-		var bodies [3][]byte
-		for i, sub := range []string{"acks", "patch", "push"} {
-			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-			code, body, err := admin.do(rctx, id, http.MethodGet, "/upgrade/"+sub+".json", "")
-			cancel()
-			if err != nil || code != http.StatusOK {
-				r.fail("reading /upgrade/%s on %s: %d %v %.200s", sub, id, code, err, body)
-				return
-			}
-			bodies[i] = body
-		}
-		var st finalState
-		var err error
-		for i, t := range []*tree{&st.Acks, &st.Patch, &st.Push} {
-			if *t, err = decodeTree(bodies[i]); err != nil {
-				r.fail("%s: %v", id, err)
-				return
-			}
-		}
-		d := checkDurability(ops, st)
-		r.Durable = append(r.Durable, d)
-		for _, p := range d.Problems {
-			r.fail("%s: %s", id, p)
-		}
-		all := bytes.Join(bodies[:], []byte{'\n'})
-		if first == nil {
-			first = all
-		} else if !bytes.Equal(all, first) {
-			r.fail("%s holds different data than %s", id, nodes[0])
-		}
-	}
-}
-
 // checkReleases checks that every node runs the new release: the binary
 // each node runs says so, and so does /status for every member where the
 // release advertises it (releases before it did not).
-func (r *result) checkReleases(ctx context.Context, b backend, admin *client) {
+func (r *result) checkReleases(ctx context.Context, b backend, admin adminClient) {
 	for _, id := range nodes {
 		if got, err := b.release(ctx, id); err != nil || got != r.Releases.New {
 			r.fail("%s runs %q, want the new release %s (%v)", id, got, r.Releases.New, err)

@@ -2,104 +2,39 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/client"
 )
 
 // requestTimeout bounds one request: longer than a node's write timeout
 // (5 s), so a node's own 503 arrives before the client gives up.
 const requestTimeout = 10 * time.Second
 
-// client talks HTTPS to the nodes as admin. Each load worker has its own,
-// so a connection broken by a stopping node hurts one worker at a time.
-type client struct {
-	secret string
-	addrs  map[string]string // node → host:port on 127.0.0.1
-	https  map[string]*http.Client
-}
+// adminClient asks the nodes for their health, status and data as admin,
+// over the chaos runner's HTTPS client (cmd/internal/client).
+type adminClient struct{ *client.Client }
 
-// loadCA reads a PEM CA certificate.
-func loadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("CA: no certificate in %s", path)
-	}
-	return pool, nil
-}
-
-// newClient returns a client of the nodes at addrs. Each node's
-// certificate is checked against ca for the node's id, which arbor certs
-// init puts in it.
-func newClient(addrs map[string]string, ca *x509.CertPool, secret string) *client {
-	c := &client{secret: secret, addrs: addrs, https: map[string]*http.Client{}}
-	for node := range addrs {
-		c.https[node] = &http.Client{
-			Timeout: requestTimeout,
-			Transport: &http.Transport{
-				TLSClientConfig:     &tls.Config{RootCAs: ca, ServerName: node, MinVersion: tls.VersionTLS12},
-				DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-				MaxIdleConnsPerHost: 1,
-				IdleConnTimeout:     30 * time.Second,
-				TLSHandshakeTimeout: 3 * time.Second,
-			},
-		}
+// clientConfig is how every client of a variant reaches the nodes at
+// addrs: each node's certificate is checked against ca for the node's
+// id, which arbor certs init puts in it.
+func clientConfig(addrs map[string]string, ca *x509.CertPool, secret string) client.Config {
+	c := client.Config{CA: ca, Secret: secret, Timeout: requestTimeout}
+	for _, id := range nodes {
+		c.Endpoints = append(c.Endpoints, client.Endpoint{Node: id, Addr: addrs[id]})
 	}
 	return c
 }
 
-// close drops the idle connections.
-func (c *client) close() {
-	for _, h := range c.https {
-		h.CloseIdleConnections()
-	}
-}
-
 // do sends one request to node and returns the status and body.
-func (c *client) do(ctx context.Context, node, method, path, body string) (int, []byte, error) {
-	h, found := c.https[node]
-	if !found {
-		return 0, nil, fmt.Errorf("unknown node %q", node)
-	}
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "https://"+c.addrs[node]+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.secret)
-	resp, err := h.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		// The status came but not the body: as unknown as no answer.
-		return 0, nil, fmt.Errorf("reading the body: %w", err)
-	}
-	return resp.StatusCode, b, nil
-}
-
-// notSent reports whether err means the request never left: the TCP
-// connection could not be made, so a write certainly had no effect.
-func notSent(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "dial"
+func (c adminClient) do(ctx context.Context, node, method, path, body string) (int, []byte, error) {
+	r, err := c.Do(ctx, node, method, path, body)
+	return r.Status, r.Body, err
 }
 
 // nodeStatus is the part of /status the test reads; every field exists in
@@ -131,7 +66,7 @@ type versions struct {
 }
 
 // status fetches node's /status.
-func (c *client) status(ctx context.Context, node string) (nodeStatus, error) {
+func (c adminClient) status(ctx context.Context, node string) (nodeStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	code, body, err := c.do(ctx, node, http.MethodGet, "/status", "")
@@ -149,7 +84,7 @@ func (c *client) status(ctx context.Context, node string) (nodeStatus, error) {
 }
 
 // ready returns nil if node's /readyz answers 200, else what it said.
-func (c *client) ready(ctx context.Context, node string) error {
+func (c adminClient) ready(ctx context.Context, node string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	code, body, err := c.do(ctx, node, http.MethodGet, "/readyz", "")

@@ -49,7 +49,7 @@ func poll(ctx context.Context, timeout time.Duration, what string, cond func(con
 // leader, whose configuration holds every node as an alive voter, and
 // every node applies what the leader had committed when it was asked,
 // within catchUp. It returns the leader.
-func healthy(ctx context.Context, cl *client) (string, error) {
+func healthy(ctx context.Context, cl adminClient) (string, error) {
 	var leader string
 	for _, id := range nodes {
 		if err := cl.ready(ctx, id); err != nil {
@@ -109,7 +109,7 @@ func healthy(ctx context.Context, cl *client) (string, error) {
 const catchUp = 5 * time.Second
 
 // waitHealthy waits until healthy holds, and returns the leader.
-func waitHealthy(ctx context.Context, cl *client, timeout time.Duration) (string, error) {
+func waitHealthy(ctx context.Context, cl adminClient, timeout time.Duration) (string, error) {
 	var leader string
 	err := poll(ctx, timeout, "cluster healthy", func(ctx context.Context) error {
 		var err error
@@ -120,7 +120,7 @@ func waitHealthy(ctx context.Context, cl *client, timeout time.Duration) (string
 }
 
 // waitReady waits until node's /readyz answers 200.
-func waitReady(ctx context.Context, cl *client, node string, timeout time.Duration) error {
+func waitReady(ctx context.Context, cl adminClient, node string, timeout time.Duration) error {
 	return poll(ctx, timeout, node+" ready", func(ctx context.Context) error { return cl.ready(ctx, node) })
 }
 

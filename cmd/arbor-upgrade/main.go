@@ -139,7 +139,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.Verbose, "v", false, "say what each wait is waiting for, every few seconds")
 	fs.IntVar(&o.Clients, "clients", 6, "concurrent clients")
 	fs.IntVar(&o.Rate, "rate", 300, "operations per second, all clients together")
-	fs.IntVar(&o.Registers, "registers", 8, "shared keys checked for linearizability")
+	fs.IntVar(&o.Registers, "registers", 8, "register keys per key generation of the workload (conflicts grow as it shrinks)")
 	fs.DurationVar(&o.Settle, "settle", 3*time.Second, "load before the first and after the last step")
 	fs.DurationVar(&o.Dwell, "dwell", 2*time.Second, "load on the healthy mixed-version cluster after each step")
 	fs.DurationVar(&o.MaxGap, "max-gap", 2*time.Second, "longest time a step may go without an acknowledged write")

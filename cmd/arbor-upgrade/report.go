@@ -5,8 +5,6 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/anishathalye/porcupine"
 )
 
 // print writes r for a person: a table of the steps with their write
@@ -29,16 +27,23 @@ func (r *result) print(w io.Writer, o options) {
 	fmt.Fprintf(w, "(stop: SIGTERM → exit 0; ready: new release started → /readyz 200; healthy: SIGTERM → all ready, 3 alive voters, caught up;\n"+
 		" longest gap: the longest time in the step with no write acknowledged; p50/p99/max: latency of acknowledged writes)\n")
 	fmt.Fprintf(w, "operations: %d (%d reads)\n", r.Ops, r.Reads)
-	for i, d := range r.Durable {
-		fmt.Fprintf(w, "durability on %s: %d acknowledged write-once writes (PUT, PATCH, POST) checked, %d problems\n",
-			nodes[i], d.Acked, len(d.Problems))
+	for _, c := range r.Checks {
+		fmt.Fprint(w, c.String())
 	}
-	switch r.Lin.Result {
-	case porcupine.Ok:
-		fmt.Fprintf(w, "linearizability: ok (%d register operations, checked in %s)\n", r.Lin.Ops, r.Lin.Took.Round(time.Millisecond))
-	case "":
-	default:
-		fmt.Fprintf(w, "linearizability: %s (%d register operations)\n", r.Lin.Result, r.Lin.Ops)
+	if len(r.Linear) > 0 {
+		bad, checked := 0, 0
+		for _, k := range r.Linear {
+			checked += k.Stats.Checked
+			if !k.OK() {
+				bad++
+			}
+		}
+		verdict := "OK  "
+		if bad > 0 {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "%s linearizability (porcupine, per key): %d keys, %d operations checked, %d keys not linearizable or undecided\n",
+			verdict, len(r.Linear), checked, bad)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

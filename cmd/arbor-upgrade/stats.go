@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // window is a stretch of the run, in nanoseconds since the load started.
@@ -11,7 +13,8 @@ type window struct{ From, To int64 }
 
 // writeStats describes the writes of one window.
 type writeStats struct {
-	// Invoked counts the writes called in the window, by outcome.
+	// Invoked counts the writes called in the window, by outcome (Failed:
+	// refused, or a compare-and-set that lost).
 	Invoked, OK, Unknown, Failed int
 	// LongestGap is the longest time within the window during which no
 	// write was acknowledged: the write unavailability a client saw.
@@ -23,17 +26,19 @@ type writeStats struct {
 	P50, P99, Max time.Duration
 }
 
-// measureWrites computes the statistics of w from the history.
-func measureWrites(ops []op, w window) writeStats {
+// measureWrites computes the statistics of w from the history: the
+// workload's writes (every kind: PUT, PATCH, compare-and-set, increment,
+// POST), not the final reads.
+func measureWrites(ops []history.Op, w window) writeStats {
 	var s writeStats
 	var acks []int64
 	var lat []time.Duration
 	for i := range ops {
 		o := &ops[i]
-		if o.Read || o.Final {
+		if !o.IsWrite() || o.Final {
 			continue
 		}
-		if o.Outcome == ok && o.Return > w.From && o.Return < w.To {
+		if o.Acked() && o.Return > w.From && o.Return < w.To {
 			acks = append(acks, o.Return)
 		}
 		if o.Call < w.From || o.Call >= w.To {
@@ -41,12 +46,12 @@ func measureWrites(ops []op, w window) writeStats {
 		}
 		s.Invoked++
 		switch o.Outcome {
-		case ok:
+		case history.OK:
 			s.OK++
 			lat = append(lat, time.Duration(o.Return-o.Call))
-		case unknown:
+		case history.Unknown:
 			s.Unknown++
-		default:
+		default: // refused, or a compare-and-set that lost (412)
 			s.Failed++
 		}
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 func TestLongestGap(t *testing.T) {
@@ -46,18 +48,19 @@ func TestPercentile(t *testing.T) {
 
 func TestMeasureWrites(t *testing.T) {
 	ms := int64(time.Millisecond)
-	ops := []op{
-		{Kind: ack, Outcome: ok, Call: 0, Return: 5 * ms},             // before the window: not counted, but no ack inside either
-		{Kind: ack, Outcome: ok, Call: 10 * ms, Return: 14 * ms},      // 4 ms
-		{Kind: register, Outcome: ok, Call: 12 * ms, Return: 20 * ms}, // 8 ms
-		{Kind: register, Read: true, Outcome: ok, Call: 13 * ms, Return: 15 * ms},
-		{Kind: ack, Outcome: unknown, Call: 20 * ms, Return: 2000 * ms},
-		{Kind: push, Outcome: fail, Call: 30 * ms, Return: 31 * ms},
-		{Kind: patch, Outcome: ok, Call: 90 * ms, Return: 100 * ms}, // 10 ms
-		{Kind: register, Read: true, Final: true, Outcome: ok, Call: 95 * ms, Return: 96 * ms},
+	ops := []history.Op{
+		{Type: history.Write, Outcome: history.OK, Call: 0, Return: 5 * ms},        // before the window: not counted, but no ack inside either
+		{Type: history.Write, Outcome: history.OK, Call: 10 * ms, Return: 14 * ms}, // 4 ms
+		{Type: history.CAS, Outcome: history.OK, Call: 12 * ms, Return: 20 * ms},   // 8 ms
+		{Type: history.Read, Outcome: history.OK, Call: 13 * ms, Return: 15 * ms},  // a read: not counted
+		{Type: history.Incr, Outcome: history.Unknown, Call: 20 * ms, Return: 2000 * ms},
+		{Type: history.Append, Outcome: history.Fail, Call: 30 * ms, Return: 31 * ms},
+		{Type: history.CAS, Outcome: history.Rejected, Call: 40 * ms, Return: 41 * ms},
+		{Type: history.Write, Patch: true, Outcome: history.OK, Call: 90 * ms, Return: 100 * ms}, // 10 ms
+		{Type: history.Read, Final: true, Outcome: history.OK, Call: 95 * ms, Return: 96 * ms},
 	}
 	s := measureWrites(ops, window{10 * ms, 110 * ms})
-	if s.Invoked != 5 || s.OK != 3 || s.Unknown != 1 || s.Failed != 1 {
+	if s.Invoked != 6 || s.OK != 3 || s.Unknown != 1 || s.Failed != 2 {
 		t.Errorf("counts = %+v", s)
 	}
 	if s.LongestGap != 80*time.Millisecond || s.GapAt != 20*time.Millisecond {

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/checks"
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/model"
+	"github.com/arbordb/arbor/cmd/internal/workload"
 )
 
 // options are the command line's settings.
@@ -54,10 +58,12 @@ type result struct {
 	// Baseline are the writes before the first step, Overall all of them.
 	Baseline, Overall writeStats
 	Ops, Reads        int
-	Lin               linearizability
-	Durable           []durability // per node
-	Notes             []string
-	Failures          []string
+	// Linear is porcupine's verdict per key; Checks the chaos runner's
+	// other checks of the history and the replicas.
+	Linear   []model.KeyResult
+	Checks   []checks.Result
+	Notes    []string
+	Failures []string
 }
 
 func (r *result) fail(format string, args ...any) {
@@ -83,13 +89,14 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 		r.fail("setup: %v", err)
 		return r
 	}
-	ca, err := loadCA(b.caFile())
+	ca, err := client.LoadCA(b.caFile())
 	if err != nil {
 		r.fail("%v", err)
 		return r
 	}
-	admin := newClient(b.addrs(), ca, secret)
-	defer admin.close()
+	ccfg := clientConfig(b.addrs(), ca, secret)
+	admin := adminClient{client.New(ccfg)}
+	defer admin.Close()
 	leader, err := waitHealthy(ctx, admin, o.StepTimeout)
 	if err != nil {
 		r.fail("the old cluster: %v", err)
@@ -102,10 +109,17 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 		}
 	}
 
-	l := startLoad(ctx, loadConfig{Nodes: nodes, Addrs: b.addrs(), CA: ca, Secret: secret,
-		Clients: o.Clients, Rate: o.Rate, Registers: o.Registers})
-	var ops []op
+	// The chaos runner's workload (cmd/internal/workload): reads,
+	// overwrites by PUT and PATCH, compare-and-sets, increments and
+	// appends — every entry kind crosses the mixed-version cluster.
+	wcfg := workload.DefaultConfig()
+	wcfg.Clients, wcfg.Roaming = o.Clients, min(2, o.Clients)
+	wcfg.Rate = float64(o.Rate) / float64(o.Clients)
+	wcfg.Registers = o.Registers
+	wcfg.Nodes, wcfg.Client, wcfg.Seed = nodes, ccfg, uint64(time.Now().UnixNano())
+	l := startLoad(ctx, wcfg)
 	finished := false
+	var ops []history.Op
 	finish := func() {
 		if !finished {
 			ops, finished = l.finish(), true
@@ -114,7 +128,7 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 	defer func() {
 		if !finished { // a step failed: keep what was recorded, for a person
 			finish()
-			if err := writeHistory(filepath.Join(r.Dir, "history.jsonl"), ops); err != nil {
+			if err := history.WriteFile(filepath.Join(r.Dir, "history.jsonl"), ops); err != nil {
 				r.Notes = append(r.Notes, err.Error())
 			}
 		}
@@ -149,15 +163,12 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 	}
 	finish()
 
-	// Quiet now: wait until every node has applied everything.
+	// Quiet now: wait until every node has applied everything, then read
+	// every key from every node (recorded, and judged with the rest).
 	if _, err := waitHealthy(ctx, admin, o.StepTimeout); err != nil {
 		r.fail("after the upgrade: %v", err)
 	}
-	ops = append(ops, finalReads(ctx, admin, l, o.Clients, o.Registers)...)
-	r.check(ctx, o, b, admin, ops, baseline)
-	if err := writeHistory(filepath.Join(r.Dir, "history.jsonl"), ops); err != nil {
-		r.Notes = append(r.Notes, err.Error())
-	}
+	r.check(ctx, o, b, admin, l, ccfg, baseline)
 	return r
 }
 
@@ -176,7 +187,7 @@ func pause(ctx context.Context, d time.Duration) error {
 // replace is one step: stop id gracefully, start it on the new release,
 // wait for it to be ready and for the cluster to be healthy. It returns
 // the step and the leader afterwards.
-func replace(ctx context.Context, o options, b backend, admin *client, l *load, id, leader string) (step, string, error) {
+func replace(ctx context.Context, o options, b backend, admin adminClient, l *load, id, leader string) (step, string, error) {
 	s := step{Node: id, Leader: leader}
 	s.Window.From = l.since()
 	t0 := time.Now()
@@ -199,34 +210,6 @@ func replace(ctx context.Context, o options, b backend, admin *client, l *load, 
 	s.Healthy = time.Since(t0)
 	s.Window.To = l.since()
 	return s, newLeader, err
-}
-
-// finalReads reads every register from every node (linearizable), so a
-// write lost or a node left behind shows in the history.
-func finalReads(ctx context.Context, admin *client, l *load, clients, registers int) []op {
-	var ops []op
-	for i, id := range nodes {
-		for k := range registers {
-			o := op{ID: l.nextID(), Client: clients + i, Node: id, Kind: register, Read: true, Final: true,
-				Key: fmt.Sprintf("reg/k%d", k)}
-			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-			o.Call = l.since()
-			code, body, err := admin.do(rctx, id, http.MethodGet, "/upgrade/"+o.Key+".json", "")
-			o.Return = l.since()
-			cancel()
-			o.Status = code
-			switch {
-			case err != nil:
-				o.Outcome, o.Error = unknown, err.Error()
-			case code != http.StatusOK:
-				o.Outcome, o.Error = unknown, strings.TrimSpace(string(body))
-			default:
-				o.Outcome, o.Out = ok, strings.TrimSpace(string(body))
-			}
-			ops = append(ops, o)
-		}
-	}
-	return ops
 }
 
 // keepOrRemove deletes the variant's directory after a success unless

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/client"
 )
 
 // ErrUnsupported is returned for a fault the backend cannot inject.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/client"
 )
 
 // dockerTimeout bounds one docker CLI call.

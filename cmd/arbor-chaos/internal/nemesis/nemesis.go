@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/client"
 )
 
 // GracefulStopLimit is how fast a SIGTERM must end a node (SPEC §10).

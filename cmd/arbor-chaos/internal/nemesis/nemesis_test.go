@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/client"
 )
 
 // fakeBackend records the faults and keeps the state a real cluster

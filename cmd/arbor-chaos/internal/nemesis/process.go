@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/client"
 )
 
 // stopWait bounds how long a node may take to exit after SIGKILL (or

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // FailoverLimit is SPEC §9's promise: after a leader failure, writes are

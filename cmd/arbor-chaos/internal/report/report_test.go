@@ -8,10 +8,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/checks"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/model"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
+	"github.com/arbordb/arbor/cmd/internal/checks"
+	"github.com/arbordb/arbor/cmd/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/model"
 )
 
 func sec(s float64) int64 { return int64(s * float64(time.Second)) }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // Counts are operations by outcome.

@@ -9,10 +9,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/checks"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/model"
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
+	"github.com/arbordb/arbor/cmd/internal/checks"
+	"github.com/arbordb/arbor/cmd/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/model"
 )
 
 // GapThreshold is the shortest stretch without progress the report lists.

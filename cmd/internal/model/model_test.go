@@ -10,7 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // h builds a one-key history: each op gets the key and kind, an id and,

@@ -1,7 +1,9 @@
-// Package workload drives concurrent clients against the nodes of the
-// cluster (most stay with a home node, a few roam): linearizable reads, overwrites, deletes, compare-and-sets,
-// increments and appends over a small set of keys, so that operations
-// conflict often. Every operation is recorded in the history.
+// Package workload drives concurrent clients against the nodes of a
+// cluster (most stay with a home node, a few roam): linearizable reads,
+// overwrites (PUT and PATCH), deletes, compare-and-sets, increments and
+// appends over a small set of keys, so that operations conflict often —
+// every entry kind of the log. Every operation is recorded in the
+// history. The chaos runner and the rolling-upgrade test share it.
 package workload
 
 import (
@@ -11,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // Config describes the workload.
@@ -110,7 +112,8 @@ var mix = []struct {
 	do     func(w *worker, ctx context.Context, node string, gen int)
 }{
 	{14, (*worker).readRegister},
-	{10, (*worker).write},
+	{6, (*worker).write},
+	{4, (*worker).patch},
 	{2, (*worker).delete},
 	{14, (*worker).cas},
 	{6, (*worker).readCounter},
@@ -206,6 +209,10 @@ func (w *worker) readRegister(ctx context.Context, node string, gen int) {
 
 func (w *worker) write(ctx context.Context, node string, gen int) {
 	w.exec.Write(ctx, node, w.key("reg", gen, w.cfg.Registers), fmt.Sprintf("%q", w.value()))
+}
+
+func (w *worker) patch(ctx context.Context, node string, gen int) {
+	w.exec.Patch(ctx, node, w.key("reg", gen, w.cfg.Registers), fmt.Sprintf("%q", w.value()))
 }
 
 func (w *worker) delete(ctx context.Context, node string, gen int) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // Options tune Check.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // finalReads returns, per key, the successful final reads (one per node

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // Exec performs single operations for one client id and records each
@@ -172,6 +173,20 @@ func (e *Exec) Write(ctx context.Context, node, key, value string) history.Op {
 	op := e.base(node, key, history.Register, history.Write)
 	op.Value = value
 	e.do(ctx, &op, "PUT", path(key), value)
+	e.Recorder.Add(op)
+	return op
+}
+
+// Patch writes the JSON text value at key with a PATCH of key's parent
+// ({"<last segment>": value}): an update entry rather than a set.
+func (e *Exec) Patch(ctx context.Context, node, key, value string) history.Op {
+	op := e.base(node, key, history.Register, history.Write)
+	op.Value, op.Patch = value, true
+	parent, leaf := key, key
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		parent, leaf = key[:i], key[i+1:]
+	}
+	e.do(ctx, &op, "PATCH", path(parent), "{"+strconv.Quote(leaf)+":"+value+"}")
 	e.Recorder.Add(op)
 	return op
 }

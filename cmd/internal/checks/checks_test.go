@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // ops numbers a history and fills defaults.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/client"
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // node is the name the httptest certificate carries.
@@ -240,5 +240,23 @@ func TestRunRecordsEveryOperationUntilDone(t *testing.T) {
 		if n > 1 {
 			t.Errorf("value %s written %d times", v, n)
 		}
+	}
+}
+
+// TestExecPatchWritesTheParent: a PATCH write sends the key as the one
+// field of its parent and is recorded as a write of the key.
+func TestExecPatchWritesTheParent(t *testing.T) {
+	var got string
+	e, _ := fakeArbor(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = r.Method + " " + r.URL.Path + " " + string(body)
+		io.WriteString(w, string(body))
+	})
+	op := e.Patch(context.Background(), node, "reg/g0/k1", `"c3-9"`)
+	if got != `PATCH /reg/g0.json {"k1":"c3-9"}` {
+		t.Errorf("request %q", got)
+	}
+	if op.Outcome != history.OK || op.Type != history.Write || !op.Patch || op.Key != "reg/g0/k1" || op.Value != `"c3-9"` {
+		t.Errorf("recorded %+v", op)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // pushAlphabet is the push key alphabet (SPEC §2), in ASCII order, so

@@ -7,7 +7,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/history"
+	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
 // ListState is the state of an append-only list: how many children it

@@ -76,6 +76,11 @@ type Op struct {
 	// were healed.
 	Final bool `json:"final,omitempty"`
 
+	// Patch marks a Write sent as a PATCH of the key's parent with the
+	// key as its one field (an update entry), not a PUT: the same effect
+	// on the key, another entry kind in the log.
+	Patch bool `json:"patch,omitempty"`
+
 	// Inputs.
 	Value  string `json:"value,omitempty"`  // Write/CAS/Delete: the JSON written ("null" for Delete); Append: the string appended
 	Expect string `json:"expect,omitempty"` // CAS: the JSON value whose ETag was sent as if-match
