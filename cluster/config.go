@@ -322,6 +322,8 @@ func (c Config) raftConfig(logger *slog.Logger) *raft.Config {
 	// A removed node keeps running so an operator can inspect it and it
 	// can be re-added; membership is managed explicitly (SPEC §10).
 	rc.ShutdownOnRemove = false
+	// Per-peer duplicates of the labelled timings (installRaftMetrics).
+	rc.NoLegacyTelemetry = true
 	if logger != nil {
 		rc.Logger = newHCLogger(logger, "raft")
 	}

@@ -56,6 +56,7 @@ func (n *Node) RegisterMetrics(reg prometheus.Registerer) error {
 		counter("leader_changes_total", "Times this node saw a new Raft leader.",
 			func() float64 { return float64(n.leaderChanges.Load()) }),
 	}
+	collectors = append(collectors, raftStageSeconds)
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("cluster: register metrics: %w", err)

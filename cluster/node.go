@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
 	"github.com/arbordb/arbor/fsm"
 )
@@ -26,9 +24,6 @@ const (
 	// snapshotsRetained is how many snapshots stay on disk; one spare
 	// survives a crash in the middle of writing the newest.
 	snapshotsRetained = 2
-	// boltOpenTimeout bounds waiting for raft.db's file lock, so a second
-	// process on the same data directory fails instead of hanging.
-	boltOpenTimeout = 2 * time.Second
 )
 
 // Node is one member of the cluster: the Raft instance around an fsm.FSM,
@@ -182,11 +177,8 @@ func (n *Node) open(d deps) (bool, error) {
 	if err := applyPeersFile(cfg.DataDir, cfg.NodeID, n.log); err != nil {
 		return false, err
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(cfg.DataDir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: boltOpenTimeout},
-		NoSync:      false, // an acknowledged write is on disk (SPEC §9)
-	})
+	installRaftMetrics()
+	bolt, err := raftboltdb.New(boltStoreOptions(cfg.DataDir))
 	if err != nil {
 		return false, fmt.Errorf("cluster: open raft.db (is another node using %s?): %w", cfg.DataDir, err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
 	"github.com/arbordb/arbor/fsm"
 )
@@ -79,10 +78,7 @@ func OpenRecovery(dataDir, nodeID string, logger *slog.Logger) (*Recovery, error
 }
 
 func (r *Recovery) open() error {
-	bolt, err := raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(r.dataDir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: boltOpenTimeout},
-	})
+	bolt, err := raftboltdb.New(boltStoreOptions(r.dataDir))
 	if err != nil {
 		return fmt.Errorf("recover: open raft.db (stop the node first: is it running on %s?): %w", r.dataDir, err)
 	}

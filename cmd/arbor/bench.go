@@ -100,13 +100,21 @@ func bench(ctx context.Context, cfg benchConfig, stderr io.Writer) (benchResult,
 		}
 		defer stopProfile()
 	}
+	var stages *stageWatcher
+	if cfg.Target == "arbor" {
+		stages = newStageWatcher(ctx, conf, cfg.Addrs)
+	}
 	prog := newBenchProgress(stderr, cfg, &r.ok, &r.failed)
 	stats, elapsed := r.measure(ctx, prog.start)
 	prog.finish(elapsed)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "bench: interrupted; the figures cover the time until then")
 	}
-	return newBenchResult(cfg, stats, elapsed), nil
+	res := newBenchResult(cfg, stats, elapsed)
+	if stages != nil {
+		res.RaftStages = stages.finish(context.WithoutCancel(ctx))
+	}
+	return res, nil
 }
 
 // startCPUProfile profiles the measured part of a run (not the probe or

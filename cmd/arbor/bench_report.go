@@ -130,5 +130,42 @@ func printBenchReport(file string, stdout io.Writer) error {
 	if len(results) == 0 {
 		return fmt.Errorf("%s holds no results", file)
 	}
-	return writeBenchTable(stdout, reportRows(results))
+	rows := reportRows(results)
+	if err := writeBenchTable(stdout, rows); err != nil {
+		return err
+	}
+	return writeStageTables(stdout, rows)
+}
+
+// writeStageTables prints, after the comparison table, where Arbor's nodes
+// spent a write's time (the kept run of each `write` row that has Raft
+// stage timings) as Markdown tables.
+func writeStageTables(w io.Writer, rows []reportRow) error {
+	var b strings.Builder
+	for _, r := range rows {
+		res, ok := r.byTarget["arbor"]
+		if !ok || r.workload != "write" || len(res.RaftStages) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nArbor `write` at %d client(s), p50 %.2f ms: Raft's own timings on each node during the run (mean ms, count):\n\n", r.clients, res.Latency.P50)
+		cols := stageColumns(res.RaftStages)
+		b.WriteString("| node |")
+		for _, c := range cols {
+			fmt.Fprintf(&b, " %s |", c)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("--:|", len(cols)) + "\n")
+		for _, n := range res.RaftStages {
+			name := strings.TrimPrefix(n.Addr, "https://")
+			if n.Leader {
+				name += " (leader)"
+			}
+			fmt.Fprintf(&b, "| %s |", name)
+			for _, c := range cols {
+				fmt.Fprintf(&b, " %s |", stageCell(n, c))
+			}
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

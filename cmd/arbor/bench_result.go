@@ -30,6 +30,9 @@ type benchResult struct {
 	Latency    latencySummary            `json:"latency_ms"`
 	ByKind     map[string]latencySummary `json:"by_kind,omitempty"`
 	ErrorKinds map[string]uint64         `json:"error_kinds,omitempty"`
+	// RaftStages is where Arbor's nodes spent the time, from their own
+	// Raft timings (--target arbor only).
+	RaftStages []nodeStages `json:"raft_stages,omitempty"`
 }
 
 // latencySummary is a histogram's digest in milliseconds.
@@ -143,6 +146,7 @@ func (r benchResult) writeText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %8d  %s\n", r.ErrorKinds[k], k)
 		}
 	}
+	writeStages(&b, r.RaftStages)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

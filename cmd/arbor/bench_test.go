@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -27,6 +28,9 @@ type fakeArbor struct {
 	mu     sync.Mutex
 	counts map[string]int // "METHOD path?query" without the key, e.g. "GET ?consistency=local"
 	fail   func(r *http.Request) bool
+	// stored counts the PUTs answered 200, reported on /metrics as a
+	// leader_store stage of 2 ms each (after 7 from before the run).
+	stored atomic.Int64
 }
 
 func newFakeArbor(t *testing.T, auth string) *fakeArbor {
@@ -41,6 +45,15 @@ func newFakeArbor(t *testing.T, auth string) *fakeArbor {
 }
 
 func (f *fakeArbor) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/metrics" {
+		n := 7 + f.stored.Load()
+		fmt.Fprintf(w, "# TYPE arbor_raft_is_leader gauge\narbor_raft_is_leader 1\n"+
+			"# TYPE arbor_raft_stage_seconds histogram\n"+
+			"arbor_raft_stage_seconds_bucket{stage=\"leader_store\",le=\"+Inf\"} %d\n"+
+			"arbor_raft_stage_seconds_sum{stage=\"leader_store\"} %g\n"+
+			"arbor_raft_stage_seconds_count{stage=\"leader_store\"} %d\n", n, float64(n)*0.002, n)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if f.auth != "" && r.Header.Get("Authorization") != "Bearer "+f.auth {
@@ -66,6 +79,9 @@ func (f *fakeArbor) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		io.WriteString(w, `{"name":"-Nabcdefghijklmnopqrs"}`)
 		return
+	}
+	if r.Method == http.MethodPut {
+		f.stored.Add(1)
 	}
 	io.WriteString(w, `"value"`)
 }
@@ -398,5 +414,60 @@ func TestBenchReportTable(t *testing.T) {
 	var stdout2, stderr2 strings.Builder
 	if code := runBench([]string{"--report", filepath.Join(t.TempDir(), "missing.jsonl")}, &stdout2, &stderr2); code != exitFailure {
 		t.Errorf("a missing results file: exit %d", code)
+	}
+}
+
+func TestBenchReportsRaftStages(t *testing.T) {
+	f := newFakeArbor(t, "")
+	res, _ := runBenchJSON(t, "--addr", f.addr(), "--insecure", "--workload", "write", "--clients", "2", "--max-ops", "40")
+	if len(res.RaftStages) != 1 {
+		t.Fatalf("raft stages = %+v, want one node", res.RaftStages)
+	}
+	ns := res.RaftStages[0]
+	// Only the run's 40 writes count, not the 7 from before it.
+	if got := ns.Stages["leader_store"]; got.Count != 40 || got.MeanMs != 2 || !ns.Leader || ns.Addr != "https://"+f.addr() {
+		t.Errorf("stages = %+v", ns)
+	}
+	var stdout, stderr strings.Builder
+	runBench([]string{"--addr", f.addr(), "--insecure", "--workload", "write", "--clients", "1", "--max-ops", "5"}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "leader_store") || !strings.Contains(stdout.String(), "2.000 (5)") {
+		t.Errorf("text summary lacks the stage table:\n%s", stdout.String())
+	}
+}
+
+func TestParseStagesIgnoresOtherMetrics(t *testing.T) {
+	s, err := parseStages(strings.NewReader("# TYPE go_goroutines gauge\ngo_goroutines 12\n"))
+	if err != nil || s.leader || len(s.count) != 0 {
+		t.Errorf("parseStages = %+v, %v", s, err)
+	}
+	if _, err := parseStages(strings.NewReader("not prometheus {")); err == nil {
+		t.Error("garbage parsed without error")
+	}
+	// A node restarted between the scrapes has lower counts: left out.
+	before := stageSnapshot{count: map[string]uint64{"commit": 10}, sum: map[string]float64{"commit": 1}}
+	after := stageSnapshot{count: map[string]uint64{"commit": 3}, sum: map[string]float64{"commit": 0.1}}
+	if ns := stagesBetween("a", before, after); len(ns.Stages) != 0 {
+		t.Errorf("restarted node: %+v", ns)
+	}
+}
+
+func TestBenchReportStageTables(t *testing.T) {
+	stages := []nodeStages{
+		{Addr: "https://127.0.0.1:1", Leader: true, Stages: map[string]stageStat{"commit": {Count: 9, MeanMs: 2.5}, "leader_store": {Count: 9, MeanMs: 1}}},
+		{Addr: "https://127.0.0.1:2", Stages: map[string]stageStat{"follower_store": {Count: 9, MeanMs: 1.25}}},
+	}
+	rows := reportRows([]benchResult{
+		{Target: "arbor", Workload: "write", Clients: 1, OpsPerSec: 300, Latency: latencySummary{P50: 3}, RaftStages: stages},
+		{Target: "arbor", Workload: "read-local", Clients: 1, OpsPerSec: 9000, RaftStages: stages},
+	})
+	var b strings.Builder
+	if err := writeStageTables(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "| node | leader_store | commit | follower_store |\n|---|--:|--:|--:|\n" +
+		"| 127.0.0.1:1 (leader) | 1.000 (9) | 2.500 (9) | — |\n" +
+		"| 127.0.0.1:2 | — | — | 1.250 (9) |\n"
+	if got := b.String(); !strings.Contains(got, want) || strings.Count(got, "| node |") != 1 || !strings.Contains(got, "at 1 client(s), p50 3.00 ms") {
+		t.Errorf("stage tables:\n%s\nwant (once, write only):\n%s", got, want)
 	}
 }

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// stageCounts gathers reg and returns the number of observations per stage
+// of arbor_raft_stage_seconds.
+func stageCounts(t *testing.T, reg *prometheus.Registry) map[string]uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	got := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "arbor_raft_stage_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stage" {
+					got[l.GetValue()] = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return got
+}
+
+func TestRaftStageTimingsReachPrometheus(t *testing.T) {
+	n, _ := startNode(t, testConfig(t, t.TempDir()))
+	waitReady(t, n)
+	reg := prometheus.NewRegistry()
+	if err := n.RegisterMetrics(reg); err != nil {
+		t.Fatalf("RegisterMetrics: %v", err)
+	}
+	before := stageCounts(t, reg)
+	const writes = 5
+	for i := 0; i < writes; i++ {
+		propose(t, n, set("/a", `1`))
+	}
+	after := stageCounts(t, reg)
+	// Every write is stored by the leader, committed and applied; the
+	// timings are process-wide, so other nodes may add to them too.
+	for _, stage := range []string{"leader_store", "bolt_store_logs", "commit", "fsm_apply"} {
+		if d := after[stage] - before[stage]; d < writes {
+			t.Errorf("stage %s: %d observations for %d writes (before %v, after %v)", stage, d, writes, before, after)
+		}
+	}
+	for stage := range after {
+		known := false
+		for _, s := range raftStages {
+			known = known || s == stage
+		}
+		if !known {
+			t.Errorf("unexpected stage %q", stage)
+		}
+	}
+}
