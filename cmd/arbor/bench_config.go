@@ -37,7 +37,10 @@ const benchUsage = `Usage: arbor bench [flags]
 
 Sends requests back to back from --clients concurrent clients, each on its
 own keep-alive HTTPS connection, for --duration (or --max-ops requests), and
-prints throughput, latency percentiles and errors.
+prints throughput, latency percentiles and errors. Against Arbor it also
+prints where the nodes spent the time: each Raft stage's mean (the leader's
+and followers' log writes, the replication round trip, commit, apply), read
+from every node's /metrics before and after the run.
 
   arbor bench --addr 127.0.0.1:8443 --ca ca.pem --auth SECRET --workload write --clients 64
   arbor bench --target etcd --addr 127.0.0.1:2379 --ca ca.pem --workload read-local
