@@ -40,10 +40,13 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command) (fsm.Result, error) {
 		}
 		ch := n.changes.wait()
 		var res fsm.Result
+		start := time.Now()
 		if t.local {
 			res, err = n.applyLocal(ctx, data)
+			observeStage(stageProposeLocal, start)
 		} else {
 			res, err = n.forwardPropose(ctx, t, data)
+			observeStage(stageForward, start)
 		}
 		if !errors.Is(err, errRetry) {
 			return res, err

@@ -31,12 +31,26 @@ var raftStages = map[string]string{
 	"raft.compactLogs":                   "compact_logs",
 }
 
+// Stages Arbor measures itself around Raft, in the same histogram.
+const (
+	// stageProposeLocal is a write on the leader from raft.Apply to the
+	// FSM's answer: commit plus apply plus the hand-offs in between.
+	stageProposeLocal = "propose_local"
+	// stageForward is a write a follower forwarded, to the leader's answer.
+	stageForward = "forward"
+)
+
+// observeStage records the time since start under stage.
+func observeStage(stage string, start time.Time) {
+	raftStageSeconds.WithLabelValues(stage).Observe(time.Since(start).Seconds())
+}
+
 // raftStageSeconds is process-wide, like go-metrics' global sink that
 // feeds it: in a test process running several nodes their timings mix.
 // Buckets run from 25 µs to about 1.6 s in factors of two.
 var raftStageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Namespace: "arbor", Subsystem: "raft", Name: "stage_seconds",
-	Help:    "Time spent in stages of Raft's write path as hashicorp/raft and raft-boltdb measure them (leader_store, replicate_rpc, follower_store, commit, fsm_apply, ...).",
+	Help:    "Time spent in stages of the write path: as hashicorp/raft and raft-boltdb measure them (leader_store, replicate_rpc, follower_store, commit, fsm_apply, ...) and around Raft (propose_local on the leader, forward on a follower).",
 	Buckets: prometheus.ExponentialBuckets(25e-6, 2, 17),
 }, []string{"stage"})
 

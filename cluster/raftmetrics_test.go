@@ -45,18 +45,40 @@ func TestRaftStageTimingsReachPrometheus(t *testing.T) {
 	after := stageCounts(t, reg)
 	// Every write is stored by the leader, committed and applied; the
 	// timings are process-wide, so other nodes may add to them too.
-	for _, stage := range []string{"leader_store", "bolt_store_logs", "commit", "fsm_apply"} {
+	for _, stage := range []string{"propose_local", "leader_store", "bolt_store_logs", "commit", "fsm_apply"} {
 		if d := after[stage] - before[stage]; d < writes {
 			t.Errorf("stage %s: %d observations for %d writes (before %v, after %v)", stage, d, writes, before, after)
 		}
 	}
 	for stage := range after {
-		known := false
+		known := stage == stageProposeLocal || stage == stageForward
 		for _, s := range raftStages {
 			known = known || s == stage
 		}
 		if !known {
 			t.Errorf("unexpected stage %q", stage)
 		}
+	}
+}
+
+func TestForwardedWritesAreTimed(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	leader := c.waitLeader()
+	follower := c.follower(leader)
+	reg := prometheus.NewRegistry()
+	if err := follower.RegisterMetrics(reg); err != nil {
+		t.Fatalf("RegisterMetrics: %v", err)
+	}
+	before := stageCounts(t, reg)
+	const writes = 3
+	for i := 0; i < writes; i++ {
+		propose(t, follower, set("/f", `1`))
+	}
+	after := stageCounts(t, reg)
+	if d := after[stageForward] - before[stageForward]; d < writes {
+		t.Errorf("forward: %d observations for %d forwarded writes", d, writes)
+	}
+	if d := after["follower_store"] - before["follower_store"]; d < writes {
+		t.Errorf("follower_store: %d observations for %d writes", d, writes)
 	}
 }

@@ -23,7 +23,7 @@ const stageMetric = "arbor_raft_stage_seconds"
 // stageOrder is the order in which stages are printed: a write's path on
 // the leader, then on a follower, then the rest.
 var stageOrder = []string{
-	"leader_store", "replicate_rpc", "commit", "fsm_enqueue", "fsm_apply",
+	"forward", "propose_local", "leader_store", "replicate_rpc", "commit", "fsm_enqueue", "fsm_apply",
 	"follower_append", "follower_store", "bolt_store_logs",
 }
 
