@@ -43,10 +43,10 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command) (fsm.Result, error) {
 		start := time.Now()
 		if t.local {
 			res, err = n.applyLocal(ctx, data)
-			observeStage(stageProposeLocal, start)
+			observeStage(proposeLocalSeconds, start)
 		} else {
 			res, err = n.forwardPropose(ctx, t, data)
-			observeStage(stageForward, start)
+			observeStage(forwardSeconds, start)
 		}
 		if !errors.Is(err, errRetry) {
 			return res, err

@@ -41,8 +41,8 @@ const (
 )
 
 // observeStage records the time since start under stage.
-func observeStage(stage string, start time.Time) {
-	raftStageSeconds.WithLabelValues(stage).Observe(time.Since(start).Seconds())
+func observeStage(stage prometheus.Observer, start time.Time) {
+	stage.Observe(time.Since(start).Seconds())
 }
 
 // raftStageSeconds is process-wide, like go-metrics' global sink that
@@ -53,6 +53,21 @@ var raftStageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Help:    "Time spent in stages of the write path: as hashicorp/raft and raft-boltdb measure them (leader_store, replicate_rpc, follower_store, commit, fsm_apply, ...) and around Raft (propose_local on the leader, forward on a follower).",
 	Buckets: prometheus.ExponentialBuckets(25e-6, 2, 17),
 }, []string{"stage"})
+
+// The write path's observers, resolved once: a label lookup per write
+// (and per Raft timing) would hash the label each time.
+var (
+	proposeLocalSeconds = raftStageSeconds.WithLabelValues(stageProposeLocal)
+	forwardSeconds      = raftStageSeconds.WithLabelValues(stageForward)
+	// raftStageObservers maps a go-metrics key to its stage's observer.
+	raftStageObservers = func() map[string]prometheus.Observer {
+		m := make(map[string]prometheus.Observer, len(raftStages))
+		for key, stage := range raftStages {
+			m[key] = raftStageSeconds.WithLabelValues(stage)
+		}
+		return m
+	}()
+)
 
 var installRaftMetricsOnce sync.Once
 
@@ -84,11 +99,9 @@ func (stageSink) observe(key []string, ms float32) {
 	// A prefix filter lets "raft.rpc.appendEntries.storeLogs" through for
 	// "raft.rpc.appendEntries" too, so the exact key decides; per-peer
 	// legacy keys (a trailing peer ID) are off (NoLegacyTelemetry).
-	stage, ok := raftStages[strings.Join(key, ".")]
-	if !ok {
-		return
+	if o, ok := raftStageObservers[strings.Join(key, ".")]; ok {
+		o.Observe(float64(ms) / 1e3)
 	}
-	raftStageSeconds.WithLabelValues(stage).Observe(float64(ms) / 1e3)
 }
 
 func (s stageSink) AddSample(key []string, val float32) { s.observe(key, val) }

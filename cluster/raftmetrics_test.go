@@ -30,24 +30,37 @@ func stageCounts(t *testing.T, reg *prometheus.Registry) map[string]uint64 {
 	return got
 }
 
-func TestRaftStageTimingsReachPrometheus(t *testing.T) {
-	n, _ := startNode(t, testConfig(t, t.TempDir()))
-	waitReady(t, n)
+// stageDeltas registers observed's metrics, proposes writes through
+// writer and returns how many observations each stage gained meanwhile
+// (and the stages seen afterwards).
+func stageDeltas(t *testing.T, observed, writer *Node, writes int) (delta, after map[string]uint64) {
+	t.Helper()
 	reg := prometheus.NewRegistry()
-	if err := n.RegisterMetrics(reg); err != nil {
+	if err := observed.RegisterMetrics(reg); err != nil {
 		t.Fatalf("RegisterMetrics: %v", err)
 	}
 	before := stageCounts(t, reg)
-	const writes = 5
 	for i := 0; i < writes; i++ {
-		propose(t, n, set("/a", `1`))
+		propose(t, writer, set("/a", `1`))
 	}
-	after := stageCounts(t, reg)
+	after = stageCounts(t, reg)
+	delta = map[string]uint64{}
+	for stage, n := range after {
+		delta[stage] = n - before[stage]
+	}
+	return delta, after
+}
+
+func TestRaftStageTimingsReachPrometheus(t *testing.T) {
+	n, _ := startNode(t, testConfig(t, t.TempDir()))
+	waitReady(t, n)
+	const writes = 5
+	delta, after := stageDeltas(t, n, n, writes)
 	// Every write is stored by the leader, committed and applied; the
 	// timings are process-wide, so other nodes may add to them too.
 	for _, stage := range []string{"propose_local", "leader_store", "bolt_store_logs", "commit", "fsm_apply"} {
-		if d := after[stage] - before[stage]; d < writes {
-			t.Errorf("stage %s: %d observations for %d writes (before %v, after %v)", stage, d, writes, before, after)
+		if delta[stage] < writes {
+			t.Errorf("stage %s: %d observations for %d writes (after %v)", stage, delta[stage], writes, after)
 		}
 	}
 	for stage := range after {
@@ -63,22 +76,13 @@ func TestRaftStageTimingsReachPrometheus(t *testing.T) {
 
 func TestForwardedWritesAreTimed(t *testing.T) {
 	c := newTestCluster(t, 3, nil)
-	leader := c.waitLeader()
-	follower := c.follower(leader)
-	reg := prometheus.NewRegistry()
-	if err := follower.RegisterMetrics(reg); err != nil {
-		t.Fatalf("RegisterMetrics: %v", err)
-	}
-	before := stageCounts(t, reg)
+	follower := c.follower(c.waitLeader())
 	const writes = 3
-	for i := 0; i < writes; i++ {
-		propose(t, follower, set("/f", `1`))
+	delta, _ := stageDeltas(t, follower, follower, writes)
+	if delta[stageForward] < writes {
+		t.Errorf("forward: %d observations for %d forwarded writes", delta[stageForward], writes)
 	}
-	after := stageCounts(t, reg)
-	if d := after[stageForward] - before[stageForward]; d < writes {
-		t.Errorf("forward: %d observations for %d forwarded writes", d, writes)
-	}
-	if d := after["follower_store"] - before["follower_store"]; d < writes {
-		t.Errorf("follower_store: %d observations for %d writes", d, writes)
+	if delta["follower_store"] < writes {
+		t.Errorf("follower_store: %d observations for %d writes", delta["follower_store"], writes)
 	}
 }

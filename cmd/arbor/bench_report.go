@@ -148,22 +148,11 @@ func writeStageTables(w io.Writer, rows []reportRow) error {
 			continue
 		}
 		fmt.Fprintf(&b, "\nArbor `write` at %d client(s), p50 %.2f ms: Raft's own timings on each node during the run (mean ms, count):\n\n", r.clients, res.Latency.P50)
-		cols := stageColumns(res.RaftStages)
-		b.WriteString("| node |")
-		for _, c := range cols {
-			fmt.Fprintf(&b, " %s |", c)
-		}
-		b.WriteString("\n|---|" + strings.Repeat("--:|", len(cols)) + "\n")
-		for _, n := range res.RaftStages {
-			name := strings.TrimPrefix(n.Addr, "https://")
-			if n.Leader {
-				name += " (leader)"
-			}
-			fmt.Fprintf(&b, "| %s |", name)
-			for _, c := range cols {
-				fmt.Fprintf(&b, " %s |", stageCell(n, c))
-			}
-			b.WriteString("\n")
+		cols, rows := stageTable(res.RaftStages)
+		b.WriteString("| node | " + strings.Join(cols, " | ") + " |\n")
+		b.WriteString("|---|" + strings.Repeat("--:|", len(cols)) + "\n")
+		for _, row := range rows {
+			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())

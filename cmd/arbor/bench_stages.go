@@ -108,10 +108,10 @@ func labelValue(m *dto.Metric, name string) string {
 func stagesBetween(addr string, before, after stageSnapshot) nodeStages {
 	ns := nodeStages{Addr: addr, Leader: after.leader, Stages: map[string]stageStat{}}
 	for stage, n := range after.count {
-		d := n - before.count[stage]
-		if n < before.count[stage] || d == 0 { // restarted in between, or idle
+		if n <= before.count[stage] { // idle, or restarted in between
 			continue
 		}
+		d := n - before.count[stage]
 		ns.Stages[stage] = stageStat{Count: d, MeanMs: round3((after.sum[stage] - before.sum[stage]) / float64(d) * 1e3)}
 	}
 	return ns
@@ -122,7 +122,7 @@ func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 // writeStages prints the stage table of a run: one row per node, one
 // column per stage, mean milliseconds with the count.
 func writeStages(b *strings.Builder, nodes []nodeStages) {
-	cols := stageColumns(nodes)
+	cols, rows := stageTable(nodes)
 	if len(cols) == 0 {
 		return
 	}
@@ -132,17 +132,32 @@ func writeStages(b *strings.Builder, nodes []nodeStages) {
 		fmt.Fprintf(b, " %16s", c)
 	}
 	b.WriteString("\n")
+	for _, row := range rows {
+		fmt.Fprintf(b, "  %-26s", row[0])
+		for _, cell := range row[1:] {
+			fmt.Fprintf(b, " %16s", cell)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// stageTable lays out nodes for printing: the stage columns, and per node
+// its name (address, "(leader)" when it led) followed by one cell per
+// column.
+func stageTable(nodes []nodeStages) (cols []string, rows [][]string) {
+	cols = stageColumns(nodes)
 	for _, n := range nodes {
 		name := strings.TrimPrefix(n.Addr, "https://")
 		if n.Leader {
 			name += " (leader)"
 		}
-		fmt.Fprintf(b, "  %-26s", name)
+		row := []string{name}
 		for _, c := range cols {
-			fmt.Fprintf(b, " %16s", stageCell(n, c))
+			row = append(row, stageCell(n, c))
 		}
-		b.WriteString("\n")
+		rows = append(rows, row)
 	}
+	return cols, rows
 }
 
 // stageCell is "mean (count)" of one stage on one node.
@@ -185,15 +200,15 @@ func stageColumns(nodes []nodeStages) []string {
 type stageWatcher struct {
 	conf   *tls.Config
 	addrs  []string
-	before []stageSnapshot
-	ok     []bool
+	before map[string]stageSnapshot // by address, the nodes scraped
 }
 
 func newStageWatcher(ctx context.Context, conf *tls.Config, addrs []string) *stageWatcher {
-	w := &stageWatcher{conf: conf, addrs: addrs, before: make([]stageSnapshot, len(addrs)), ok: make([]bool, len(addrs))}
-	for i, a := range addrs {
-		s, err := scrapeStages(ctx, conf, a)
-		w.before[i], w.ok[i] = s, err == nil
+	w := &stageWatcher{conf: conf, addrs: addrs, before: map[string]stageSnapshot{}}
+	for _, a := range addrs {
+		if s, err := scrapeStages(ctx, conf, a); err == nil {
+			w.before[a] = s
+		}
 	}
 	return w
 }
@@ -201,15 +216,16 @@ func newStageWatcher(ctx context.Context, conf *tls.Config, addrs []string) *sta
 // finish scrapes again and returns each node's stages.
 func (w *stageWatcher) finish(ctx context.Context) []nodeStages {
 	var out []nodeStages
-	for i, a := range w.addrs {
-		if !w.ok[i] {
+	for _, a := range w.addrs {
+		before, ok := w.before[a]
+		if !ok {
 			continue
 		}
 		after, err := scrapeStages(ctx, w.conf, a)
 		if err != nil {
 			continue
 		}
-		if ns := stagesBetween(a, w.before[i], after); len(ns.Stages) > 0 {
+		if ns := stagesBetween(a, before, after); len(ns.Stages) > 0 {
 			out = append(out, ns)
 		}
 	}
