@@ -15,7 +15,7 @@ import (
 
 // testCluster is an in-process cluster on a memNetwork with fakeGossip.
 type testCluster struct {
-	t      *testing.T
+	t      testing.TB
 	net    *memNetwork
 	gossip *fakeGossip
 	cfgs   []Config
@@ -25,7 +25,7 @@ type testCluster struct {
 
 // newTestCluster starts size nodes n1…nN that bootstrap together through
 // BootstrapExpect, with edit applied to each configuration.
-func newTestCluster(t *testing.T, size int, edit func(*Config)) *testCluster {
+func newTestCluster(t testing.TB, size int, edit func(*Config)) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, net: newMemNetwork(), gossip: newFakeGossip()}
 	root := t.TempDir()

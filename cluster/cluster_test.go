@@ -47,8 +47,8 @@ func TestClusterForwarding(t *testing.T) {
 	if res.Index == 0 || res.ETag == "" {
 		t.Fatalf("forwarded set: index %d etag %q", res.Index, res.ETag)
 	}
-	if got := string(fsm.AppendJSON(nil, res.Value, fsm.RenderOptions{Export: true})); got != `{"a":1,"d":5.0,"p":{".value":2,".priority":"pr"}}` {
-		t.Errorf("forwarded echo (export) = %s", got)
+	if got := string(res.Body); got != `{"a":1,"d":5.0,"p":2}` {
+		t.Errorf("forwarded echo = %s", got)
 	}
 	for _, n := range c.live() {
 		r, err := n.Read(context.Background(), fsm.Read{Path: mustPath("/x"), Linearizable: true})
@@ -60,41 +60,40 @@ func TestClusterForwarding(t *testing.T) {
 		}
 	}
 
-	// PATCH: the fields come back in order, nulls included.
-	res = propose(t, f, fsm.Command{Kind: fsm.CmdUpdate, Path: mustPath("/x"), Body: []byte(`{"b":{"c":true},"a":null}`)})
-	if len(res.Fields) != 2 || res.Fields[0].Path.String() != "/b" || render(res.Fields[0].Value) != `{"c":true}` ||
-		res.Fields[1].Path.String() != "/a" || res.Fields[1].Value != nil {
-		t.Errorf("forwarded update fields = %+v", res.Fields)
+	// PATCH: the fields come back in order, nulls included; slashes in
+	// field names cross as they are (they are paths, not keys).
+	res = propose(t, f, update("/x", `{"b":{"c":true},"a":null,"q/r":1}`))
+	if got := string(res.Body); got != `{"b":{"c":true},"a":null,"q/r":1}` {
+		t.Errorf("forwarded update echo = %s", got)
+	}
+	if got := readJSON(t, leader, "/x/q", true); got != `{"r":1}` {
+		t.Errorf("forwarded multi-path update on the leader = %s", got)
 	}
 
 	// POST: the push key is the leader's.
-	push := fsm.Command{Kind: fsm.CmdPush, Path: mustPath("/list"), Body: []byte(`"v"`), Now: time.Now().UnixMilli()}
-	res = propose(t, f, push)
-	if len(res.Name) != 20 {
-		t.Fatalf("forwarded push name %q", res.Name)
-	}
-	if got := readJSON(t, leader, "/list/"+res.Name, true); got != `"v"` {
+	name := pushName(t, propose(t, f, pushed("/list", `"v"`)))
+	if got := readJSON(t, leader, "/list/"+name, true); got != `"v"` {
 		t.Errorf("pushed child on the leader = %s", got)
 	}
 
-	// A failed if-match carries the current value across.
+	// A failed if-match carries the leader's rendered 412 across.
 	bad := set("/x/a", `7`)
 	bad.HasIfMatch, bad.IfMatch = true, "wrong"
-	_, err := f.Propose(context.Background(), bad)
+	_, err := f.Propose(context.Background(), bad, fsm.AnswerOptions{})
 	var pe *fsm.PreconditionError
-	if !errors.Is(err, fsm.ErrPreconditionFailed) || !errors.As(err, &pe) || pe.Current != nil {
+	if !errors.Is(err, fsm.ErrPreconditionFailed) || !errors.As(err, &pe) || string(pe.Body) != "null" || pe.ETag != (*fsm.Node)(nil).ETag() {
 		t.Fatalf("forwarded if-match on a deleted child: %v (%+v)", err, pe)
 	}
 	bad = set("/x/d", `7`)
 	bad.HasIfMatch, bad.IfMatch = true, "wrong"
-	if _, err = f.Propose(context.Background(), bad); !errors.As(err, &pe) || render(pe.Current) != "5.0" || pe.Current.ETag() != fsm.Float(5).ETag() {
-		t.Fatalf("forwarded if-match: %v, current %s", err, render(pe.Current))
+	if _, err = f.Propose(context.Background(), bad, fsm.AnswerOptions{Pretty: true}); !errors.As(err, &pe) || string(pe.Body) != "5.0" || pe.ETag != fsm.Float(5).ETag() {
+		t.Fatalf("forwarded if-match: %v, current %s", err, pe.Body)
 	}
 
 	// FSM errors keep their sentinel and their exact message.
 	big := set("/big", `"`+strings.Repeat("x", 100)+`"`)
 	big.WriteLimit = 10
-	_, err = f.Propose(context.Background(), big)
+	_, err = f.Propose(context.Background(), big, fsm.AnswerOptions{})
 	var pub *fsm.PublicError
 	if !errors.Is(err, fsm.ErrTooLarge) || !errors.As(err, &pub) || pub.Message != fsm.MsgWriteTooBig {
 		t.Fatalf("forwarded too-large write: %v", err)
@@ -157,7 +156,7 @@ func TestClusterReadBarrier(t *testing.T) {
 	if err := leader.Ready(context.Background()); !errors.Is(err, fsm.ErrNotReady) {
 		t.Errorf("cut-off node ready: %v", err)
 	}
-	if _, err := leader.Propose(context.Background(), set("/y", "1")); !errors.Is(err, fsm.ErrNoLeader) && !errors.Is(err, fsm.ErrTimeout) {
+	if _, err := leader.Propose(context.Background(), set("/y", "1"), fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrNoLeader) && !errors.Is(err, fsm.ErrTimeout) {
 		t.Errorf("write on the cut-off node: %v", err)
 	}
 	c.net.heal()
@@ -333,7 +332,7 @@ func TestClusterNoQuorumFollower(t *testing.T) {
 		return errors.Is(f.Ready(context.Background()), fsm.ErrNotReady)
 	})
 	start := time.Now()
-	if _, err := f.Propose(context.Background(), set("/x", "1")); !errors.Is(err, fsm.ErrNoLeader) && !errors.Is(err, fsm.ErrTimeout) {
+	if _, err := f.Propose(context.Background(), set("/x", "1"), fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrNoLeader) && !errors.Is(err, fsm.ErrTimeout) {
 		t.Fatalf("write on the cut-off follower: %v", err)
 	}
 	if _, err := f.Read(context.Background(), fsm.Read{Path: mustPath("/x"), Linearizable: true}); !errors.Is(err, fsm.ErrNoLeader) && !errors.Is(err, fsm.ErrTimeout) {

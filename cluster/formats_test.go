@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestCanProposeKnownAndUnknownKinds(t *testing.T) {
 	before := n.raft.LastIndex()
 	c := set("/x", "1")
 	c.Kind = cmdFuture
-	if _, err := n.Propose(context.Background(), c); !errors.Is(err, fsm.ErrUnsupportedVersion) {
+	if _, err := n.Propose(context.Background(), c, fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrUnsupportedVersion) {
 		t.Fatalf("Propose(unknown kind) = %v, want ErrUnsupportedVersion", err)
 	}
 	if after := n.raft.LastIndex(); after != before {
@@ -107,7 +108,7 @@ func TestNewKindWaitsForEveryMember(t *testing.T) {
 		// before anything is written. Were it written, the old members'
 		// FSMs could not apply it.
 		before := leader.raft.LastIndex()
-		if _, err := c.nodes[i].Propose(context.Background(), future); !errors.Is(err, fsm.ErrNotReady) {
+		if _, err := c.nodes[i].Propose(context.Background(), future, fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrNotReady) {
 			t.Fatalf("Propose(new kind) on %s with old members = %v, want ErrNotReady", c.cfgs[i].NodeID, err)
 		}
 		if after := leader.raft.LastIndex(); after != before {
@@ -205,5 +206,67 @@ func TestStatusShowsEveryMembersRelease(t *testing.T) {
 	long := Config{Release: strings.Repeat("x", MaxBuildNameLen+1)}.withDefaults()
 	if len(long.Release) != MaxBuildNameLen {
 		t.Fatalf("a release name longer than gossip carries is kept at %d bytes", len(long.Release))
+	}
+}
+
+// olderBuild is the release before parsed bodies: entry format 1, the
+// three plain kinds, and no opProposeAnswer.
+func olderBuild() buildFormats {
+	return buildFormats{entry: 1, snapshot: fsm.SnapshotVersion, kinds: map[fsm.CommandKind]int{fsm.CmdSet: 1, fsm.CmdUpdate: 1, fsm.CmdPush: 1}}
+}
+
+// lastEntryFormat is the entry format of the newest command in n's log.
+func lastEntryFormat(t *testing.T, n *Node) byte {
+	t.Helper()
+	idx, err := n.lastCommandAt(n.raft.LastIndex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l raft.Log
+	if err := n.logs.GetLog(idx, &l); err != nil {
+		t.Fatal(err)
+	}
+	return l.Data[0]
+}
+
+// TestParsedBodiesWaitForEveryMember: while a member runs the release
+// before entry format 2, writes still work from every node — in the old
+// format, and a new follower forwarding to an old leader falls back to
+// the old RPC (a multi-path PATCH's echo included) — and once the last
+// member is upgraded, bodies enter the log parsed.
+func TestParsedBodiesWaitForEveryMember(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	c.waitLeader()
+	old := replace(c, 2, olderBuild())
+	leader := c.waitLeader()
+	if leader != old {
+		if err := leader.raft.LeadershipTransferToServer(old.id, c.addr(2)).Error(); err != nil {
+			t.Fatalf("transfer to the old member: %v", err)
+		}
+		if leader = c.waitLeader(); leader != old {
+			t.Fatalf("leader %s, want the old member n3", leader.id)
+		}
+	}
+	for i, n := range c.live() {
+		a := propose(t, n, update("/mixed", fmt.Sprintf(`{"n%d":%d,"shared/n%d":true}`, i, i, i)))
+		if want := fmt.Sprintf(`{"n%d":%d,"shared/n%d":true}`, i, i, i); string(a.Body) != want {
+			t.Fatalf("PATCH via %s (leader on the old release) answered %s, want %s", n.id, a.Body, want)
+		}
+		if f := lastEntryFormat(t, leader); f != 1 {
+			t.Fatalf("with an old member the entry went in format %d", f)
+		}
+	}
+
+	replace(c, 2, thisBuild())
+	leader = c.waitLeader()
+	waitFor(t, "parsed bodies allowed", 5*time.Second, func() bool { return leader.CanPropose(fsm.CmdUpdateParsed) == nil })
+	f := c.follower(leader)
+	waitFor(t, "parsed bodies allowed on "+string(f.id), 5*time.Second, func() bool { return f.CanPropose(fsm.CmdUpdateParsed) == nil })
+	a := propose(t, f, update("/mixed", `{"after":1,"shared/after":true}`))
+	if string(a.Body) != `{"after":1,"shared/after":true}` || lastEntryFormat(t, leader) != 2 {
+		t.Fatalf("after the upgrade: answer %s, entry format %d", a.Body, lastEntryFormat(t, leader))
+	}
+	if got := readJSON(t, f, "/mixed/shared", true); got != `{"after":true,"n0":true,"n1":true,"n2":true}` {
+		t.Fatalf("/mixed/shared = %s", got)
 	}
 }

@@ -40,34 +40,75 @@ func (n *Node) route(ctx context.Context, op string) (target, error) {
 	}
 }
 
-// forwardPropose sends an encoded command to the leader and returns its
-// answer: the FSM's Result, or an error that matches the same fsm sentinel
-// the leader's did (a failed if-match keeps its current value). errRetry
+// forwardPropose sends an encoded command to the leader and returns the
+// answer it rendered, or an error that matches the same fsm sentinel the
+// leader's did (a failed if-match with the leader's rendered 412). errRetry
 // means the leader certainly did not apply it (it no longer leads, or
 // could not be reached): route again.
-func (n *Node) forwardPropose(ctx context.Context, t target, data []byte) (fsm.Result, error) {
-	const op = "propose"
-	n.forwarded.Add(1)
-	reply, err := n.net.RoundTrip(ctx, t.addr, opPropose, data)
+func (n *Node) forwardPropose(ctx context.Context, t target, kind fsm.CommandKind, o fsm.AnswerOptions, data []byte) (fsm.Answer, error) {
+	payload := make([]byte, 0, 1+len(data))
+	payload = append(append(payload, encodeAnswerOptions(o)), data...)
+	reply, err := n.roundTrip(ctx, t, opProposeAnswer, payload)
 	if err != nil {
-		if errors.Is(err, errNotSent) {
-			n.log.Debug("leader unreachable; will route again", "leader", string(t.id), "error", err)
-			return fsm.Result{}, errRetry
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fsm.Result{}, deadlineError(op, fmt.Sprintf("no answer from leader %s in time, outcome unknown", t.id), fsm.ErrTimeout, ctxErr)
-		}
-		// Sent, then the connection broke: the leader may have applied it.
-		return fsm.Result{}, fmt.Errorf("%s: connection to leader %s lost, outcome unknown: %w (%w)", op, t.id, fsm.ErrNoLeader, err)
+		return fsm.Answer{}, err
+	}
+	r, err := decodeReply(reply)
+	if isUnknownOp(err) {
+		// A leader of an older release: it answers with a Result, which
+		// this node renders (the one case where a value crosses twice).
+		return n.forwardProposeLegacy(ctx, t, kind, o, data)
+	}
+	if err != nil {
+		return fsm.Answer{}, forwardError(t, err)
+	}
+	return decodeAnswer(r)
+}
+
+// forwardProposeLegacy is forwardPropose to a leader that predates
+// opProposeAnswer (a rolling upgrade in progress).
+func (n *Node) forwardProposeLegacy(ctx context.Context, t target, kind fsm.CommandKind, o fsm.AnswerOptions, data []byte) (fsm.Answer, error) {
+	reply, err := n.roundTrip(ctx, t, opPropose, data)
+	if err != nil {
+		return fsm.Answer{}, err
 	}
 	r, err := decodeReply(reply)
 	if err != nil {
-		if errors.Is(err, errRetry) || errors.Is(err, errMalformed) {
-			return fsm.Result{}, err
-		}
-		return fsm.Result{}, fmt.Errorf("leader %s: %w", t.id, err)
+		return fsm.AnswerFor(kind, fsm.Result{}, forwardError(t, err), o)
 	}
-	return decodeResult(r)
+	res, err := decodeResult(r)
+	if err != nil {
+		return fsm.Answer{}, err
+	}
+	return fsm.RenderAnswer(kind, res, o), nil
+}
+
+// roundTrip sends one forwarded write and classifies transport failures:
+// errRetry when it certainly did not leave, outcome unknown otherwise.
+func (n *Node) roundTrip(ctx context.Context, t target, op rpcOp, payload []byte) ([]byte, error) {
+	const what = "propose"
+	n.forwarded.Add(1)
+	reply, err := n.net.RoundTrip(ctx, t.addr, op, payload)
+	if err == nil {
+		return reply, nil
+	}
+	if errors.Is(err, errNotSent) {
+		n.log.Debug("leader unreachable; will route again", "leader", string(t.id), "error", err)
+		return nil, errRetry
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, deadlineError(what, fmt.Sprintf("no answer from leader %s in time, outcome unknown", t.id), fsm.ErrTimeout, ctxErr)
+	}
+	// Sent, then the connection broke: the leader may have applied it.
+	return nil, fmt.Errorf("%s: connection to leader %s lost, outcome unknown: %w (%w)", what, t.id, fsm.ErrNoLeader, err)
+}
+
+// forwardError names the leader in an error it sent, keeping retry and
+// decoding failures recognisable.
+func forwardError(t target, err error) error {
+	if errors.Is(err, errRetry) || errors.Is(err, errMalformed) {
+		return err
+	}
+	return fmt.Errorf("leader %s: %w", t.id, err)
 }
 
 // remoteReadIndex asks the leader for a confirmed commit index, sharing
@@ -105,12 +146,6 @@ func (n *Node) remoteReadIndexRound() (uint64, error) {
 	return idx, r.done()
 }
 
-// opCommitNudge: no payload; the leader appends a barrier entry so that
-// its followers learn its commit index now (see nudgeCommit in read.go).
-// An older leader answers it with an "unknown cluster RPC" error, which
-// only means no nudge. It belongs with the other ops in network.go.
-const opCommitNudge rpcOp = 4
-
 // handleRPC is the leader's side of forwarding. It acts only as the
 // leader: anything else answers replyRetry so the sender routes again
 // rather than bouncing the request between followers.
@@ -118,12 +153,34 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
 	switch op {
-	case opPropose:
-		c, err := fsm.DecodeCommand(payload)
+	case opProposeAnswer:
+		if n.formats.entry < answerRPCFormat {
+			return unknownOp(op) // as the release before it (tests model one)
+		}
+		if len(payload) == 0 {
+			return encodeError(fmt.Errorf("forwarded write: empty: %w", fsm.ErrInvalidData))
+		}
+		o, err := decodeAnswerOptions(payload[0])
+		if err != nil {
+			return encodeError(err)
+		}
+		data := payload[1:]
+		kind, err := fsm.EntryKind(data)
 		if err != nil {
 			return encodeError(fmt.Errorf("forwarded command: %w", err))
 		}
-		res, err := n.leaderApply(ctx, c.Kind, payload)
+		res, err := n.leaderApply(ctx, kind, data)
+		a, err := fsm.AnswerFor(kind.PlainKind(), res, err, o)
+		if err != nil {
+			return encodeError(err)
+		}
+		return encodeAnswer(a)
+	case opPropose: // from a member of an older release
+		kind, err := fsm.EntryKind(payload)
+		if err != nil {
+			return encodeError(fmt.Errorf("forwarded command: %w", err))
+		}
+		res, err := n.leaderApply(ctx, kind, payload)
 		if err != nil {
 			return encodeError(err)
 		}
@@ -151,8 +208,17 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 		}
 		return []byte{replyOK}
 	default:
-		return encodeError(fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("unknown cluster RPC %d (a newer member?)", op)))
+		return unknownOp(op)
 	}
+}
+
+// answerRPCFormat is the entry format that came with opProposeAnswer: a
+// build applying less is an older release, which does not know the op.
+const answerRPCFormat = 2
+
+// unknownOp is the answer to an RPC this build does not know.
+func unknownOp(op rpcOp) []byte {
+	return encodeError(fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("%s %d (a newer member?)", msgUnknownOp, op)))
 }
 
 // leading returns errRetry unless this node leads and is not stopping.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -33,7 +34,7 @@ func (tw *testWriter) Write(p []byte) (int, error) {
 	return tw.w.Write(p)
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	tw := &testWriter{w: t.Output()}
 	t.Cleanup(func() {
 		tw.mu.Lock()
@@ -91,7 +92,7 @@ func waitReady(t *testing.T, n *Node) {
 
 // crash stops a node the way a killed process would: no leadership
 // transfer and no snapshot, so a restart must replay the log.
-func crash(t *testing.T, n *Node) {
+func crash(t testing.TB, n *Node) {
 	t.Helper()
 	n.shutdownOnce.Do(func() {
 		n.closing.Store(true)
@@ -113,12 +114,49 @@ func crash(t *testing.T, n *Node) {
 
 func render(v *fsm.Node) string { return string(fsm.AppendJSON(nil, v, fsm.RenderOptions{})) }
 
+// set is a PUT of body at path as the HTTP layer builds it: parsed once
+// (when body is valid JSON; an invalid one goes as text, for the FSM to
+// refuse).
 func set(path string, body string) fsm.Command {
 	p, err := fsm.ParsePath(path)
 	if err != nil {
 		panic(err)
 	}
-	return fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body), Now: time.Now().UnixMilli()}
+	c := fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body), Now: time.Now().UnixMilli()}
+	if v, err := fsm.ParseBody(c.Body, fsm.MaxDepth-len(p)); err == nil {
+		c.Parsed, c.Value = true, v
+	}
+	return c
+}
+
+// update is a PATCH of body at path, parsed once.
+func update(path string, body string) fsm.Command {
+	p := mustPath(path)
+	fields, err := fsm.ParseUpdate([]byte(body), fsm.MaxDepth-len(p))
+	if err != nil {
+		panic(err)
+	}
+	return fsm.Command{Kind: fsm.CmdUpdate, Path: p, Body: []byte(body), Parsed: true, Fields: fields, Now: time.Now().UnixMilli()}
+}
+
+// pushed is a POST of body at path, parsed once.
+func pushed(path string, body string) fsm.Command {
+	p := mustPath(path)
+	v, err := fsm.ParseBody([]byte(body), fsm.MaxDepth-len(p)-1)
+	if err != nil {
+		panic(err)
+	}
+	return fsm.Command{Kind: fsm.CmdPush, Path: p, Body: []byte(body), Parsed: true, Value: v, Now: time.Now().UnixMilli()}
+}
+
+// pushName is the key in a POST's answer.
+func pushName(t *testing.T, a fsm.Answer) string {
+	t.Helper()
+	var v struct{ Name string }
+	if err := json.Unmarshal(a.Body, &v); err != nil || len(v.Name) != 20 {
+		t.Fatalf("push answer %s: %v", a.Body, err)
+	}
+	return v.Name
 }
 
 func mustPath(s string) fsm.Path {
@@ -139,9 +177,9 @@ func readJSON(t *testing.T, n *Node, path string, linearizable bool) string {
 	return render(r.Value)
 }
 
-func propose(t *testing.T, n *Node, c fsm.Command) fsm.Result {
+func propose(t *testing.T, n *Node, c fsm.Command) fsm.Answer {
 	t.Helper()
-	res, err := n.Propose(context.Background(), c)
+	res, err := n.Propose(context.Background(), c, fsm.AnswerOptions{})
 	if err != nil {
 		t.Fatalf("Propose(%v %s %s): %v", c.Kind, c.Path, c.Body, err)
 	}

@@ -34,7 +34,8 @@ type rpcOp uint8
 // The RPCs a follower sends to the leader.
 const (
 	// opPropose: payload is an encoded fsm.Command; the answer is the
-	// leader's fsm.Result or error (see rpc.go).
+	// leader's fsm.Result or error (see rpc.go). Superseded by
+	// opProposeAnswer; kept for members of older releases.
 	opPropose rpcOp = 1
 	// opReadIndex: no payload; the answer is a commit index confirmed by
 	// a quorum (the leader's half of the read barrier).
@@ -42,6 +43,16 @@ const (
 	// opRemoveServer: payload is a server id; the leader removes it from
 	// the Raft configuration.
 	opRemoveServer rpcOp = 3
+	// opCommitNudge: no payload; the leader appends a barrier entry so
+	// that its followers learn its commit index now (see nudgeCommit in
+	// read.go). An older leader answers it with an "unknown cluster RPC"
+	// error, which only means no nudge.
+	opCommitNudge rpcOp = 4
+	// opProposeAnswer: payload is the answer options (one byte) and an
+	// encoded fsm.Command; the answer is the client's answer as the leader
+	// rendered it (body, ETag, index) or an error, a 412's rendered body
+	// included (see rpc.go). The follower relays it untouched.
+	opProposeAnswer rpcOp = 5
 )
 
 // rpcHandler answers one RPC. ctx carries the caller's remaining time.

@@ -32,25 +32,23 @@ func TestProposeAndRead(t *testing.T) {
 	waitReady(t, n)
 
 	res := propose(t, n, set("/x", `{"a":1}`))
-	if render(res.Value) != `{"a":1}` || res.Index == 0 || res.ETag == "" {
-		t.Fatalf("set result = %s index %d etag %q", render(res.Value), res.Index, res.ETag)
+	if string(res.Body) != `{"a":1}` || res.Index == 0 || res.ETag == "" {
+		t.Fatalf("set result = %s index %d etag %q", res.Body, res.Index, res.ETag)
 	}
 	res = propose(t, n, fsm.Command{Kind: fsm.CmdUpdate, Path: mustPath("/x"), Body: []byte(`{"b":2,"c/d":"e"}`)})
-	if render(res.Value) != `{"b":2,"c/d":"e"}` {
-		t.Fatalf("update echo = %s", render(res.Value))
+	if string(res.Body) != `{"b":2,"c/d":"e"}` {
+		t.Fatalf("update echo (JSON text entry) = %s", res.Body)
 	}
 	push := fsm.Command{Kind: fsm.CmdPush, Path: mustPath("/list"), Body: []byte(`{"n":1}`), Now: time.Now().UnixMilli()}
 	copy(push.Rand[:], []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	res = propose(t, n, push)
-	if len(res.Name) != 20 {
-		t.Fatalf("push name = %q, want 20 characters", res.Name)
-	}
+	name := pushName(t, res)
 
 	for _, lin := range []bool{true, false} {
 		if got := readJSON(t, n, "/x", lin); got != `{"a":1,"b":2,"c":{"d":"e"}}` {
 			t.Errorf("read /x (linearizable=%v) = %s", lin, got)
 		}
-		if got := readJSON(t, n, "/list/"+res.Name, lin); got != `{"n":1}` {
+		if got := readJSON(t, n, "/list/"+name, lin); got != `{"n":1}` {
 			t.Errorf("read pushed child (linearizable=%v) = %s", lin, got)
 		}
 	}
@@ -73,7 +71,7 @@ func TestProposeIfMatch(t *testing.T) {
 
 	bad := set("/c", `6`)
 	bad.HasIfMatch, bad.IfMatch = true, "not-the-etag"
-	_, err := n.Propose(context.Background(), bad)
+	_, err := n.Propose(context.Background(), bad, fsm.AnswerOptions{})
 	if !errors.Is(err, fsm.ErrPreconditionFailed) {
 		t.Fatalf("mismatched if-match: err = %v, want ErrPreconditionFailed", err)
 	}
@@ -93,13 +91,13 @@ func TestProposeIfMatch(t *testing.T) {
 func TestFSMErrorsPassThrough(t *testing.T) {
 	n, _ := startNode(t, testConfig(t, t.TempDir()))
 	waitReady(t, n)
-	_, err := n.Propose(context.Background(), set("/bad", `{"a":`))
+	_, err := n.Propose(context.Background(), set("/bad", `{"a":`), fsm.AnswerOptions{})
 	if !errors.Is(err, fsm.ErrInvalidData) {
 		t.Fatalf("invalid body: err = %v, want ErrInvalidData", err)
 	}
 	big := set("/big", `"`+strings.Repeat("x", 1000)+`"`)
 	big.WriteLimit = 10
-	if _, err := n.Propose(context.Background(), big); !errors.Is(err, fsm.ErrTooLarge) {
+	if _, err := n.Propose(context.Background(), big, fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrTooLarge) {
 		t.Fatalf("write over limit: err = %v, want ErrTooLarge", err)
 	}
 }
@@ -115,7 +113,7 @@ func TestConcurrentLinearizableReads(t *testing.T) {
 			path := fmt.Sprintf("/k/%d", i)
 			for round := range 3 {
 				want := fmt.Sprint(i*10 + round)
-				if _, err := n.Propose(context.Background(), set(path, want)); err != nil {
+				if _, err := n.Propose(context.Background(), set(path, want), fsm.AnswerOptions{}); err != nil {
 					errs <- fmt.Errorf("worker %d propose: %w", i, err)
 					return
 				}
@@ -236,7 +234,7 @@ func TestShutdown(t *testing.T) {
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatalf("second Shutdown: %v", err)
 	}
-	if _, err := n.Propose(context.Background(), set("/x", "1")); !errors.Is(err, fsm.ErrShuttingDown) {
+	if _, err := n.Propose(context.Background(), set("/x", "1"), fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrShuttingDown) {
 		t.Fatalf("Propose after shutdown: %v", err)
 	}
 	if _, err := n.Read(context.Background(), fsm.Read{Linearizable: true}); !errors.Is(err, fsm.ErrShuttingDown) {
@@ -333,7 +331,7 @@ func TestNoQuorum(t *testing.T) {
 	n, _ := startNode(t, cfg)
 
 	start := time.Now()
-	_, err := n.Propose(context.Background(), set("/x", "1"))
+	_, err := n.Propose(context.Background(), set("/x", "1"), fsm.AnswerOptions{})
 	if !errors.Is(err, fsm.ErrNoLeader) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Propose without quorum: err = %v, want ErrNoLeader", err)
 	}
@@ -354,7 +352,7 @@ func TestNoQuorum(t *testing.T) {
 	// wait with context.Canceled rather than the write timeout.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := n.Propose(ctx, set("/x", "1")); !errors.Is(err, fsm.ErrNoLeader) || !errors.Is(err, context.Canceled) {
+	if _, err := n.Propose(ctx, set("/x", "1"), fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrNoLeader) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Propose with a cancelled context: err = %v", err)
 	}
 }

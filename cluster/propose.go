@@ -11,51 +11,61 @@ import (
 	"github.com/arbordb/arbor/fsm"
 )
 
-// Propose replicates c as one log entry and returns what the FSM answered
-// when it applied it. On a follower the entry is forwarded to the leader
-// over the cluster port and the leader's answer is returned as is. The
-// FSM's own errors (precondition failed, bad data, too large) are returned
-// untouched, with the Result the FSM produced. A kind some member cannot
+// Propose replicates c as one log entry and returns the client's answer,
+// rendered with o by the leader from what its FSM answered. On a follower
+// the entry is forwarded to the leader over the cluster port and the
+// leader's answer is returned byte for byte. A parsed command (c.Parsed)
+// enters the log with its body in binary form once every member applies
+// that format, else as JSON text. The FSM's own errors (bad data, too
+// large) are returned untouched; a failed if-match is a
+// *fsm.PreconditionError with the 412 rendered. A kind some member cannot
 // apply yet is refused with fsm.ErrNotReady (CanPropose). Raft trouble is
 // mapped to fsm.ErrNoLeader (no leader within the write timeout, or
 // leadership lost mid-commit: outcome unknown), fsm.ErrTimeout (not
 // committed in time: outcome unknown) or fsm.ErrShuttingDown.
-func (n *Node) Propose(ctx context.Context, c fsm.Command) (fsm.Result, error) {
+func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error) {
 	if n.closing.Load() {
-		return fsm.Result{}, shuttingDown("propose")
+		return fsm.Answer{}, shuttingDown("propose")
 	}
 	// Checked here too, not only by the leader: an older leader could not
 	// even decode a newer kind, and would answer with an internal error
 	// instead of "not ready".
 	if err := n.CanPropose(c.Kind); err != nil {
-		return fsm.Result{}, err
+		return fsm.Answer{}, err
 	}
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
-	data := c.Encode()
+	var data []byte
+	if c.Parsed && n.CanPropose(c.Kind.ParsedKind()) == nil {
+		data = c.EncodeParsed()
+	} else {
+		data = c.Encode()
+	}
 	for {
 		t, err := n.route(ctx, "propose")
 		if err != nil {
-			return fsm.Result{}, err
+			return fsm.Answer{}, err
 		}
 		ch := n.changes.wait()
-		var res fsm.Result
+		var a fsm.Answer
 		start := time.Now()
 		if t.local {
+			var res fsm.Result
 			res, err = n.applyLocal(ctx, data)
+			a, err = fsm.AnswerFor(c.Kind, res, err, o)
 			observeStage(proposeLocalSeconds, start)
 		} else {
-			res, err = n.forwardPropose(ctx, t, data)
+			a, err = n.forwardPropose(ctx, t, c.Kind, o, data)
 			observeStage(forwardSeconds, start)
 		}
 		if !errors.Is(err, errRetry) {
-			return res, err
+			return a, err
 		}
 		// Certainly not applied (leadership just moved, or the leader
 		// could not be reached): wait for the change to be visible, then
 		// route again.
 		if err := awaitChange(ctx, ch); err != nil {
-			return fsm.Result{}, deadlineError("propose", "leadership changing", fsm.ErrNoLeader, err)
+			return fsm.Answer{}, deadlineError("propose", "leadership changing", fsm.ErrNoLeader, err)
 		}
 	}
 }

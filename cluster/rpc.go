@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/arbordb/arbor/fsm"
 )
@@ -21,7 +22,70 @@ const (
 	// replyRetry means the request was not acted on (the peer does not
 	// lead, or is stopping): ask whoever leads next.
 	replyRetry byte = 3
+	// replyPreconditionRendered is opProposeAnswer's failed if-match,
+	// followed by the 412's ETag and body as the leader rendered them.
+	replyPreconditionRendered byte = 4
 )
+
+// Answer option bits of opProposeAnswer's first payload byte.
+const (
+	answerPretty byte = 1 << iota
+	answerDelete
+	answerExport
+	answerKnown = answerPretty | answerDelete | answerExport
+)
+
+func encodeAnswerOptions(o fsm.AnswerOptions) byte {
+	var b byte
+	if o.Pretty {
+		b |= answerPretty
+	}
+	if o.Delete {
+		b |= answerDelete
+	}
+	if o.Export {
+		b |= answerExport
+	}
+	return b
+}
+
+// decodeAnswerOptions refuses bits this build does not know: a newer
+// member asking for an answer this leader cannot render.
+func decodeAnswerOptions(b byte) (fsm.AnswerOptions, error) {
+	if b&^answerKnown != 0 {
+		return fsm.AnswerOptions{}, fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("unknown cluster RPC answer options %#x (a newer member?)", b))
+	}
+	return fsm.AnswerOptions{Pretty: b&answerPretty != 0, Delete: b&answerDelete != 0, Export: b&answerExport != 0}, nil
+}
+
+// encodeAnswer is the reply of a successful opProposeAnswer.
+func encodeAnswer(a fsm.Answer) []byte {
+	b := make([]byte, 0, 16+len(a.ETag)+len(a.Body))
+	b = append(b, replyOK)
+	b = appendString(b, a.ETag)
+	b = binary.AppendUvarint(b, uint64(len(a.Body)))
+	b = append(b, a.Body...)
+	return binary.AppendUvarint(b, a.Index)
+}
+
+// decodeAnswer reads encodeAnswer's reply; the body is kept as sent.
+func decodeAnswer(r *replyReader) (fsm.Answer, error) {
+	var a fsm.Answer
+	a.ETag = r.string()
+	a.Body = r.bytes()
+	a.Index = r.uvarint()
+	return a, r.done()
+}
+
+// msgUnknownOp starts the error a leader answers to an RPC it does not know.
+const msgUnknownOp = "unknown cluster RPC"
+
+// isUnknownOp reports whether err is a peer's answer to an RPC op it
+// does not know (a member of an older release); it acted on nothing.
+func isUnknownOp(err error) bool {
+	var pub *fsm.PublicError
+	return errors.As(err, &pub) && errors.Is(err, fsm.ErrBadRequest) && strings.HasPrefix(pub.Message, msgUnknownOp)
+}
 
 // nodeDepth bounds the nesting of values decoded from a peer. Stored values
 // are at most fsm.MaxDepth deep; priorities add a level each.
@@ -38,6 +102,9 @@ func encodeError(err error) []byte {
 	switch {
 	case errors.Is(err, errRetry):
 		return appendString([]byte{replyRetry}, err.Error())
+	case errors.As(err, &pre) && pre.Body != nil:
+		b := appendString([]byte{replyPreconditionRendered}, pre.ETag)
+		return appendString(b, string(pre.Body))
 	case errors.As(err, &pre):
 		return appendNode([]byte{replyPrecondition}, pre.Current)
 	default:
@@ -101,6 +168,12 @@ func decodeReply(b []byte) (*replyReader, error) {
 			return nil, r.err
 		}
 		return nil, &fsm.PreconditionError{Current: cur}
+	case replyPreconditionRendered:
+		etag, body := r.string(), r.bytes()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return nil, &fsm.PreconditionError{ETag: etag, Body: body}
 	case replyRetry:
 		msg := r.string()
 		if r.err != nil {
@@ -111,10 +184,15 @@ func decodeReply(b []byte) (*replyReader, error) {
 	return nil, fmt.Errorf("%w: reply kind %d", errMalformed, b[0])
 }
 
-// decodeResult reads encodeResult's answer.
+// decodeResult reads encodeResult's answer (an older leader's reply to
+// opPropose). A PATCH's echo object has its field paths as keys, which
+// are not valid keys: only Fields is read for it, never that object.
 func decodeResult(r *replyReader) (fsm.Result, error) {
 	var res fsm.Result
-	res.Value = r.node()
+	var value []byte
+	if r.byte() == 1 {
+		value = r.bytes()
+	}
 	if r.byte() == 1 {
 		n := r.count()
 		res.Fields = make([]fsm.Field, 0, n)
@@ -126,6 +204,13 @@ func decodeResult(r *replyReader) (fsm.Result, error) {
 			}
 			res.Fields = append(res.Fields, fsm.Field{Path: p, Value: r.node()})
 		}
+	}
+	if value != nil && res.Fields == nil && r.err == nil {
+		v, err := fsm.ParseBody(value, nodeDepth)
+		if err != nil {
+			r.fail("value: " + err.Error())
+		}
+		res.Value = v
 	}
 	res.Name = r.string()
 	res.ETag = r.string()

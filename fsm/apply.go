@@ -44,12 +44,29 @@ func nodePath(p Path) Path {
 	return p
 }
 
-// parseValue parses a command body written at p (nil or "null" is null).
-func parseValue(body []byte, p Path) (*Node, error) {
-	if len(body) == 0 {
+// bodyValue is a Set's or Push's value: parsed already (entry format 2),
+// or parsed now from the JSON text with depth levels allowed (format 1;
+// nil or "null" is null).
+func (c *Command) bodyValue(depth int) (*Node, error) {
+	if c.Parsed {
+		return c.Value, nil
+	}
+	if len(c.Body) == 0 {
 		return nil, nil
 	}
-	return ParseBody(body, MaxDepth-len(nodePath(p)))
+	return ParseBody(c.Body, depth)
+}
+
+// bodyFields is an Update's fields, parsed already or parsed now; nil
+// for a null body.
+func (c *Command) bodyFields() ([]Field, error) {
+	if c.Parsed {
+		return c.Fields, nil
+	}
+	if len(c.Body) == 0 || string(c.Body) == "null" {
+		return nil, nil
+	}
+	return ParseUpdate(c.Body, MaxDepth-len(c.Path))
 }
 
 func checkIfMatch(root *Node, c *Command) error {
@@ -71,7 +88,7 @@ func checkWriteLimit(limit, written, removed int64) error {
 }
 
 func applySet(s *state, c *Command) (Result, []Event, error) {
-	v, err := parseValue(c.Body, c.Path)
+	v, err := c.bodyValue(MaxDepth - len(nodePath(c.Path)))
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -101,14 +118,14 @@ func applySet(s *state, c *Command) (Result, []Event, error) {
 }
 
 func applyUpdate(s *state, c *Command) (Result, []Event, error) {
-	if len(c.Body) == 0 || string(c.Body) == "null" {
-		set := *c
-		set.Body = nil
-		return applySet(s, &set)
-	}
-	fields, err := ParseUpdate(c.Body, MaxDepth-len(c.Path))
+	fields, err := c.bodyFields()
 	if err != nil {
 		return Result{}, nil, err
+	}
+	if fields == nil {
+		set := *c
+		set.Body, set.Parsed, set.Value = nil, true, nil
+		return applySet(s, &set)
 	}
 	if err := checkIfMatch(s.root, c); err != nil {
 		return Result{}, nil, err
@@ -155,12 +172,9 @@ func applyPush(s *state, c *Command) (Result, []Event, error) {
 	if len(c.Path)+1 > MaxDepth {
 		return Result{}, nil, Public(ErrInvalidPath, MsgPathTooLong)
 	}
-	var v *Node
-	var err error
-	if len(c.Body) > 0 {
-		if v, err = ParseBody(c.Body, MaxDepth-len(c.Path)-1); err != nil {
-			return Result{}, nil, err
-		}
+	v, err := c.bodyValue(MaxDepth - len(c.Path) - 1)
+	if err != nil {
+		return Result{}, nil, err
 	}
 	v = resolve(v, nil, c.Now)
 	if err := checkWriteLimit(c.WriteLimit, v.Size(), 0); err != nil {

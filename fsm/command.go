@@ -16,17 +16,51 @@ const (
 	CmdUpdate CommandKind = 2
 	// CmdPush adds Body as a new child of Path under a generated push key (POST).
 	CmdPush CommandKind = 3
+	// CmdSetParsed, CmdUpdateParsed and CmdPushParsed (entry format 2) are
+	// CmdSet, CmdUpdate and CmdPush with the body in its parsed, binary
+	// form (wire.go) instead of JSON text: the body is parsed once, by the
+	// node that took the request, and never again. A Command read back
+	// from such an entry has the plain kind and Parsed set.
+	CmdSetParsed    CommandKind = 4
+	CmdUpdateParsed CommandKind = 5
+	CmdPushParsed   CommandKind = 6
 )
 
 // CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it.
-const CommandVersion = 1
+const CommandVersion = 2
+
+// parsedKinds maps each plain kind to its parsed-body twin.
+var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
+
+// ParsedKind is the kind an entry of k takes when its body travels
+// parsed (k itself for a kind without such a twin).
+func (k CommandKind) ParsedKind() CommandKind {
+	if p, ok := parsedKinds[k]; ok {
+		return p
+	}
+	return k
+}
+
+// PlainKind is the kind a parsed-body entry of k carries out (k itself
+// for a plain kind).
+func (k CommandKind) PlainKind() CommandKind {
+	for plain, parsed := range parsedKinds {
+		if parsed == k {
+			return plain
+		}
+	}
+	return k
+}
 
 // kindFormats maps each kind to the entry format that introduced it. A
 // release adding a kind raises CommandVersion and adds the kind here with
 // the new number; existing kinds keep theirs forever, so their entries
 // stay readable by every older release of the cluster (SPEC §9).
-var kindFormats = map[CommandKind]int{CmdSet: 1, CmdUpdate: 1, CmdPush: 1}
+var kindFormats = map[CommandKind]int{
+	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
+	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
+}
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
 // a member must apply to read it; 0 for a kind this release does not know.
@@ -50,7 +84,15 @@ type Command struct {
 	Path Path
 	// Body is the request body as JSON text exactly as the client sent it
 	// (already validated by the proposer); nil or "null" is a delete.
+	// Entry format 1 carries it.
 	Body []byte
+	// Parsed says that Value (Set, Push) or Fields (Update) hold the body
+	// already parsed: Apply uses them, and EncodeParsed writes them.
+	Parsed bool
+	// Value is a Set's or Push's parsed body (nil: delete).
+	Value *Node
+	// Fields is an Update's parsed body (nil: a null body).
+	Fields []Field
 	// IfMatch, when HasIfMatch, is the ETag the current value must have.
 	IfMatch    string
 	HasIfMatch bool
@@ -68,12 +110,41 @@ type Command struct {
 // is the one c's kind needs, not the newest this release knows, so a
 // newer leader's entries of old kinds stay readable by older members.
 func (c *Command) Encode() []byte {
-	version := c.Kind.EntryFormat()
+	buf := c.appendHeader(make([]byte, 0, 64+len(c.Body)), c.Kind)
+	buf = appendBytes(buf, c.Body)
+	return c.appendTrailer(buf)
+}
+
+// EncodeParsed serialises c, which must be Parsed, as an entry of c's
+// parsed kind (entry format 2): the same layout as Encode with the body's
+// binary form in place of its JSON text. Only a cluster whose every
+// member applies format 2 may log it (cluster's CanPropose).
+func (c *Command) EncodeParsed() []byte {
+	kind := c.Kind.ParsedKind()
+	buf := c.appendHeader(make([]byte, 0, 64+len(c.Body)), kind)
+	if kind == CmdUpdateParsed {
+		buf = appendWireFields(buf, c.Fields)
+	} else {
+		buf = appendWire(buf, c.Value)
+	}
+	return c.appendTrailer(buf)
+}
+
+// EntryKind returns the kind of an encoded entry without decoding it.
+func EntryKind(b []byte) (CommandKind, error) {
+	if len(b) < 3 {
+		return 0, fmt.Errorf("entry kind: short entry: %w", ErrInvalidData)
+	}
+	return CommandKind(b[1]), nil
+}
+
+// appendHeader writes the version, kind, flags and path of an entry of kind.
+func (c *Command) appendHeader(buf []byte, kind CommandKind) []byte {
+	version := kind.EntryFormat()
 	if version == 0 {
 		version = CommandVersion // an unknown kind: Decode refuses it anyway
 	}
-	buf := make([]byte, 0, 64+len(c.Body))
-	buf = append(buf, byte(version), byte(c.Kind))
+	buf = append(buf, byte(version), byte(kind))
 	var flags byte
 	if c.HasIfMatch {
 		flags |= 1
@@ -83,7 +154,11 @@ func (c *Command) Encode() []byte {
 	for _, k := range c.Path {
 		buf = appendBytes(buf, []byte(k))
 	}
-	buf = appendBytes(buf, c.Body)
+	return buf
+}
+
+// appendTrailer writes what follows the body.
+func (c *Command) appendTrailer(buf []byte) []byte {
 	buf = appendBytes(buf, []byte(c.IfMatch))
 	buf = binary.AppendVarint(buf, c.Now)
 	buf = append(buf, c.Rand[:]...)
@@ -121,7 +196,16 @@ func DecodeCommand(b []byte) (Command, error) {
 			c.Path[i] = string(d.bytes())
 		}
 	}
-	c.Body = d.bytes()
+	switch c.Kind {
+	case CmdSetParsed, CmdPushParsed:
+		c.Kind, c.Parsed = c.Kind.PlainKind(), true
+		c.Value = d.wireNode(len(c.Path))
+	case CmdUpdateParsed:
+		c.Kind, c.Parsed = CmdUpdate, true
+		c.Fields = d.wireFields()
+	default:
+		c.Body = d.bytes()
+	}
 	c.IfMatch = string(d.bytes())
 	c.Now = d.varint()
 	copy(c.Rand[:], d.take(12))
@@ -223,6 +307,11 @@ type ReadResult struct {
 // if-match ETag does not match; it carries the current value for the 412.
 type PreconditionError struct {
 	Current *Node
+	// ETag and Body are the 412's header and body once rendered
+	// (RenderPrecondition): the node that took the request sends them as
+	// they are.
+	ETag string
+	Body []byte
 }
 
 // Error implements error.

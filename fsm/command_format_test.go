@@ -10,20 +10,24 @@ import (
 // leaves the old kinds' entries readable by older members (SPEC §9).
 func TestEncodeStampsTheKindsFormat(t *testing.T) {
 	kinds := CommandKinds()
-	if len(kinds) != 3 {
+	if len(kinds) != 6 {
 		t.Fatalf("CommandKinds() = %v", kinds)
 	}
 	for kind, format := range kinds {
 		if format < 1 || format > CommandVersion {
 			t.Errorf("kind %d: format %d outside 1..%d", kind, format, CommandVersion)
 		}
-		c := Command{Kind: kind, Path: Path{"a"}, Body: []byte(`1`)}
+		plain := kind.PlainKind()
+		c := Command{Kind: plain, Path: Path{"a"}, Body: []byte(`1`), Parsed: true, Value: Int(1), Fields: []Field{{Path: Path{"b"}, Value: Int(1)}}}
 		b := c.Encode()
-		if int(b[0]) != format {
-			t.Errorf("kind %d stamped with format %d, want %d", kind, b[0], format)
+		if kind != plain {
+			b = c.EncodeParsed()
 		}
-		if _, err := DecodeCommand(b); err != nil {
-			t.Errorf("kind %d: %v", kind, err)
+		if int(b[0]) != format || CommandKind(b[1]) != kind {
+			t.Errorf("kind %d stamped as kind %d format %d, want format %d", kind, b[1], b[0], format)
+		}
+		if d, err := DecodeCommand(b); err != nil || d.Kind != plain || d.Parsed != (kind != plain) {
+			t.Errorf("kind %d: decoded as %d (parsed %v): %v", kind, d.Kind, d.Parsed, err)
 		}
 	}
 	kinds[CmdSet] = 99 // the copy is the caller's

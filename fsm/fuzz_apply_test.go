@@ -15,6 +15,9 @@ func FuzzApply(f *testing.F) {
 	}
 	for _, c := range randomCommands(7, 30) {
 		f.Add(c.Encode())
+		if p, ok := parsedTwin(c); ok {
+			f.Add(p.EncodeParsed())
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := New()

@@ -13,8 +13,9 @@ type DB interface {
 	// Read returns the value at r.Path, locally or after a read barrier.
 	Read(ctx context.Context, r fsm.Read) (fsm.ReadResult, error)
 	// Propose replicates c (forwarding to the leader if needed) and returns
-	// the result of applying it.
-	Propose(ctx context.Context, c fsm.Command) (fsm.Result, error)
+	// the client's answer as the leader rendered it with o; a failed
+	// if-match is a *fsm.PreconditionError with its 412 rendered.
+	Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error)
 	// Ready reports why the node cannot serve yet (nil when it can).
 	Ready(ctx context.Context) error
 	// Status describes the node and its cluster for /status; it must be

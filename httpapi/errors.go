@@ -97,9 +97,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	c.Abort()
 	var pre *fsm.PreconditionError
 	if errors.As(err, &pre) {
-		c.Header("ETag", pre.Current.ETag())
-		body := fsm.AppendJSON(nil, pre.Current, renderOptions(c))
-		send(c, http.StatusPreconditionFailed, jsonContentType, body)
+		if pre.Body == nil { // not rendered by the leader (a test double)
+			fsm.RenderPrecondition(pre, renderOptions(c))
+		}
+		c.Header("ETag", pre.ETag)
+		send(c, http.StatusPreconditionFailed, jsonContentType, pre.Body)
 		return
 	}
 	status, msg := classify(err)

@@ -141,7 +141,7 @@ func TestBackendErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := &fakeDB{
 				read:    func(context.Context, fsm.Read) (fsm.ReadResult, error) { return fsm.ReadResult{}, tc.err },
-				propose: func(context.Context, fsm.Command) (fsm.Result, error) { return fsm.Result{}, tc.err },
+				propose: func(context.Context, fsm.Command) (fsm.Answer, error) { return fsm.Answer{}, tc.err },
 			}
 			h := newHarness(t, db, nil)
 			for _, r := range []req{

@@ -41,17 +41,23 @@ func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) {
 	return d.f.ReadLocal(r.Path), nil
 }
 
-func (d *fsmDB) Propose(_ context.Context, c fsm.Command) (fsm.Result, error) {
+// Propose applies c as the leader would: in its parsed form (entry
+// format 2) and its answer rendered by fsm.AnswerFor.
+func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.index++
 	d.commands = append(d.commands, c)
-	resp := d.f.Apply(&raft.Log{Index: d.index, Type: raft.LogCommand, Data: c.Encode()})
+	data := c.Encode()
+	if c.Parsed {
+		data = c.EncodeParsed()
+	}
+	resp := d.f.Apply(&raft.Log{Index: d.index, Type: raft.LogCommand, Data: data})
 	ar, ok := resp.(*fsm.ApplyResponse)
 	if !ok {
-		return fsm.Result{}, fmt.Errorf("apply returned %T", resp)
+		return fsm.Answer{}, fmt.Errorf("apply returned %T", resp)
 	}
-	return ar.Result, ar.Err
+	return fsm.AnswerFor(c.Kind, ar.Result, ar.Err, o)
 }
 
 func (d *fsmDB) Ready(context.Context) error { return nil }
@@ -82,7 +88,7 @@ func (d *fsmDB) proposed() int {
 // succeed with zero values.
 type fakeDB struct {
 	read    func(context.Context, fsm.Read) (fsm.ReadResult, error)
-	propose func(context.Context, fsm.Command) (fsm.Result, error)
+	propose func(context.Context, fsm.Command) (fsm.Answer, error)
 	ready   func(context.Context) error
 	status  func(context.Context) (any, error)
 }
@@ -94,9 +100,9 @@ func (d *fakeDB) Read(ctx context.Context, r fsm.Read) (fsm.ReadResult, error) {
 	return d.read(ctx, r)
 }
 
-func (d *fakeDB) Propose(ctx context.Context, c fsm.Command) (fsm.Result, error) {
+func (d *fakeDB) Propose(ctx context.Context, c fsm.Command, _ fsm.AnswerOptions) (fsm.Answer, error) {
 	if d.propose == nil {
-		return fsm.Result{}, nil
+		return fsm.Answer{}, nil
 	}
 	return d.propose(ctx, c)
 }

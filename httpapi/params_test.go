@@ -217,8 +217,8 @@ func TestTimeouts(t *testing.T) {
 	}
 	db := &fakeDB{
 		read: func(ctx context.Context, _ fsm.Read) (fsm.ReadResult, error) { return fsm.ReadResult{}, block(ctx) },
-		propose: func(ctx context.Context, _ fsm.Command) (fsm.Result, error) {
-			return fsm.Result{}, block(ctx)
+		propose: func(ctx context.Context, _ fsm.Command) (fsm.Answer, error) {
+			return fsm.Answer{}, block(ctx)
 		},
 	}
 	h := newHarness(t, db, func(c *Config) { c.WriteTimeout = 200 * time.Millisecond })

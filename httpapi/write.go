@@ -23,9 +23,11 @@ var (
 )
 
 // write serves PUT, POST, PATCH and DELETE (SPEC §2, §4). The body is
-// validated here, so bad input gets its 400 before anything is proposed;
-// the command carries the raw body, the clock and the randomness, so every
-// replica applies it identically.
+// parsed and validated here, once: bad input gets its 400 before anything
+// is proposed, and the command carries the parsed body (and the raw one,
+// for members of older releases), the clock and the randomness, so every
+// replica applies it identically. The answer is the leader's, relayed as
+// it rendered it.
 func (s *Server) write(c *gin.Context, rq *request) {
 	cmd, err := s.command(c, rq)
 	if err != nil {
@@ -34,32 +36,15 @@ func (s *Server) write(c *gin.Context, rq *request) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.WriteTimeout)
 	defer cancel()
-	res, err := s.db.Propose(ctx, cmd)
+	a, err := s.db.Propose(ctx, cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete})
 	if err != nil {
 		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
 		return
 	}
-	o := fsm.RenderOptions{Pretty: rq.opts.pretty}
-	var body []byte
-	etag := res.ETag
-	switch rq.method {
-	case http.MethodPost:
-		body = pushName(res.Name, o)
-	case http.MethodDelete:
-		body, etag = fsm.AppendJSON(nil, nil, o), (*fsm.Node)(nil).ETag()
-	case http.MethodPatch:
-		if res.Fields != nil {
-			body = fsm.AppendFields(nil, res.Fields, o)
-		} else { // a null body deleted the node
-			body = fsm.AppendJSON(nil, res.Value, o)
-		}
-	default: // PUT echoes what was written, server values resolved
-		body = fsm.AppendJSON(nil, res.Value, o)
-	}
 	if rq.wantETag && rq.method != http.MethodPatch {
-		c.Header("ETag", etag)
+		c.Header("ETag", a.ETag)
 	}
-	sendData(c, rq.opts, http.StatusOK, body)
+	sendData(c, rq.opts, http.StatusOK, a.Body)
 }
 
 // command checks a write request and builds its command.
@@ -85,7 +70,7 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 		return cmd, errPushTooDeep // the push key would be key MaxDepth+1
 	}
 	if rq.method == http.MethodDelete {
-		cmd.Kind = fsm.CmdSet
+		cmd.Kind, cmd.Parsed = fsm.CmdSet, true
 		return cmd, nil
 	}
 	body, err := readBody(c, rq.opts.writeLimit)
@@ -96,29 +81,33 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 	depth := fsm.MaxDepth - len(rq.nodePath())
 	switch rq.method {
 	case http.MethodPut:
-		if _, err := fsm.ParseBody(body, depth); err != nil {
+		v, err := fsm.ParseBody(body, depth)
+		if err != nil {
 			return cmd, fmt.Errorf("PUT body: %w", err)
 		}
-		cmd.Kind, cmd.Body = fsm.CmdSet, body
+		cmd.Kind, cmd.Body, cmd.Value = fsm.CmdSet, body, v
 	case http.MethodPost:
-		if _, err := fsm.ParseBody(body, depth-1); err != nil { // the push key adds a level
+		v, err := fsm.ParseBody(body, depth-1) // the push key adds a level
+		if err != nil {
 			return cmd, fmt.Errorf("POST body: %w", err)
 		}
 		if cmd.Rand, err = s.pushRand(); err != nil {
 			return cmd, err
 		}
-		cmd.Kind, cmd.Body = fsm.CmdPush, body
+		cmd.Kind, cmd.Body, cmd.Value = fsm.CmdPush, body, v
 	case http.MethodPatch:
 		fields, err := fsm.ParseUpdate(body, depth)
 		if err != nil {
 			return cmd, fmt.Errorf("PATCH body: %w", err)
 		}
 		if fields == nil && bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
-			cmd.Kind = fsm.CmdSet // PATCH null deletes the node (firebase-tools relies on it)
+			// PATCH null deletes the node (firebase-tools relies on it).
+			cmd.Kind, cmd.Parsed = fsm.CmdSet, true
 			return cmd, nil
 		}
-		cmd.Kind, cmd.Body = fsm.CmdUpdate, body
+		cmd.Kind, cmd.Body, cmd.Fields = fsm.CmdUpdate, body, fields
 	}
+	cmd.Parsed = true
 	return cmd, nil
 }
 
@@ -154,19 +143,4 @@ func (s *Server) pushRand() ([12]byte, error) {
 		r[i] &= 63
 	}
 	return r, nil
-}
-
-// pushName renders a POST's answer, {"name":"<key>"}. Push keys use only
-// URL-safe base-64 characters, so the key needs no escaping; the pretty
-// form goes through fsm so it matches every other pretty body.
-func pushName(key string, o fsm.RenderOptions) []byte {
-	compact := []byte(`{"name":"` + key + `"}`)
-	if !o.Pretty {
-		return compact
-	}
-	n, err := fsm.ParseBody(compact, fsm.MaxDepth)
-	if err != nil {
-		return compact
-	}
-	return fsm.AppendJSON(nil, n, o)
 }

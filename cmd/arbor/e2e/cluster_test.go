@@ -185,6 +185,9 @@ func testSnapshotCatchUp(t *testing.T, c *Cluster) {
 	up := c.Others(down)
 	down.Kill(t)
 	const writes, writers = 5000, 16
+	// On a loaded machine the two remaining voters may lose their leader
+	// for a moment; a client retries the 503, and so do these writers.
+	deadline := time.Now().Add(3 * time.Minute)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -196,7 +199,7 @@ func testSnapshotCatchUp(t *testing.T, c *Cluster) {
 				if i >= writes {
 					return
 				}
-				r, err := target.TryDoWith(client, AdminSecret, "PUT", fmt.Sprintf("/bulk/k%d.json", i), fmt.Sprint(i))
+				r, err := target.putRetrying(client, AdminSecret, fmt.Sprintf("/bulk/k%d.json", i), fmt.Sprint(i), deadline)
 				if err != nil || r.Status != 200 {
 					t.Errorf("write %d through %s: %v %d %s", i, target.Name, err, r.Status, r.Body)
 					return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // noAuth, given as the credential of DoAs, sends no Authorization header.
@@ -166,4 +167,19 @@ func pushKeyMillis(k string) int64 {
 		ms = ms*64 + int64(strings.IndexByte(pushAlphabet, k[i]))
 	}
 	return ms
+}
+
+// putRetrying is a client's idempotent PUT: a 503 (no leader for a moment,
+// outcome unknown) is retried with a short back-off until deadline, as
+// SPEC §6 tells clients to; any other answer is returned at once.
+func (n *Node) putRetrying(c *http.Client, auth, path, body string, deadline time.Time) (Response, error) {
+	backoff := 20 * time.Millisecond
+	for {
+		r, err := n.TryDoWith(c, auth, "PUT", path, body)
+		if err != nil || r.Status != http.StatusServiceUnavailable || time.Now().Add(backoff).After(deadline) {
+			return r, err
+		}
+		time.Sleep(backoff) // a client's back-off before the retry, not a wait for a state
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
 }

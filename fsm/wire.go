@@ -1,0 +1,260 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// The binary form of a parsed value: how a request body, parsed and
+// validated once on the node that took the request, crosses to the leader
+// and into the log (entry format 2) without being parsed as JSON again.
+// Decoding rebuilds the node with the same constructors the JSON parser
+// uses, so the value, its ETag, its size and its server-value
+// placeholders are exactly those of the parse.
+//
+//	value = tag(1) payload [priority value, when tag has wirePriority]
+//	tag 0 null · 1 false · 2 true · 3 int (varint) · 4 double (8 bytes)
+//	    5 string (uvarint length, bytes) · 6 object (uvarint count, then
+//	    count × (key as a string, value)) · 7 {".sv":"timestamp"} ·
+//	    8 increment by an int (varint) · 9 increment by a double (8 bytes)
+const (
+	wireNull byte = iota
+	wireFalse
+	wireTrue
+	wireInt
+	wireFloat
+	wireString
+	wireObject
+	wireTimestamp
+	wireIncInt
+	wireIncFloat
+	// wirePriority marks a value followed by its priority.
+	wirePriority byte = 0x80
+	// wireValuePriority marks an object whose priority came as
+	// {".value": {…}, ".priority": p}: the parser gives it through
+	// WithPriority, which leaves the object's size as it was.
+	wireValuePriority byte = 0x40
+	wireFlags              = wirePriority | wireValuePriority
+)
+
+// wireDepth bounds the nesting a decoder accepts: a body is at most
+// MaxDepth levels deep and each level may carry a priority.
+const wireDepth = 2*MaxDepth + 2
+
+// appendWire appends n's binary form.
+func appendWire(b []byte, n *Node) []byte {
+	if n == nil {
+		return append(b, wireNull)
+	}
+	var tag byte
+	switch n.kind {
+	case KindBool:
+		tag = wireFalse
+		if n.b {
+			tag = wireTrue
+		}
+	case KindInt:
+		tag = wireInt
+	case KindFloat:
+		tag = wireFloat
+	case KindString:
+		tag = wireString
+	case KindObject:
+		tag = wireObject
+	case KindTimestamp:
+		tag = wireTimestamp
+	case KindIncrement:
+		tag = wireIncInt
+		if n.b {
+			tag = wireIncFloat
+		}
+	}
+	if n.prio != nil {
+		tag |= wirePriority
+		if n.kind == KindObject && n.size == childrenSize(n) {
+			tag |= wireValuePriority
+		}
+	}
+	b = append(b, tag)
+	switch tag &^ wireFlags {
+	case wireInt, wireIncInt:
+		b = binary.AppendVarint(b, n.i)
+	case wireFloat, wireIncFloat:
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(n.f))
+	case wireString:
+		b = appendBytes(b, []byte(n.s))
+	case wireObject:
+		b = binary.AppendUvarint(b, uint64(n.children.Len()))
+		n.children.Scan(func(e entry) bool {
+			b = appendBytes(b, []byte(e.key))
+			b = appendWire(b, e.node)
+			return true
+		})
+	}
+	if n.prio != nil {
+		b = appendWire(b, n.prio)
+	}
+	return b
+}
+
+// childrenSize is the size an object has without its priority.
+func childrenSize(n *Node) int64 {
+	size := int64(2)
+	n.children.Scan(func(e entry) bool {
+		size += entrySize(e.key, e.node)
+		return true
+	})
+	return size
+}
+
+// appendWireFields appends a PATCH's fields; nil fields (a null body) and
+// an empty list are told apart.
+func appendWireFields(b []byte, fields []Field) []byte {
+	if fields == nil {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(fields))+1)
+	for _, f := range fields {
+		b = binary.AppendUvarint(b, uint64(len(f.Path)))
+		for _, k := range f.Path {
+			b = appendBytes(b, []byte(k))
+		}
+		b = appendWire(b, f.Value)
+	}
+	return b
+}
+
+// wireNode reads a value written by appendWire at nesting level depth.
+func (d *decoder) wireNode(depth int) *Node {
+	if depth > wireDepth {
+		d.failWith("value nested too deep")
+		return nil
+	}
+	tags := d.take(1)
+	if d.err != nil {
+		return nil
+	}
+	tag := tags[0]
+	if tag&wireValuePriority != 0 && tag&^wireFlags != wireObject {
+		d.failWith("value priority on a leaf")
+		return nil
+	}
+	var n *Node
+	switch tag &^ wireFlags {
+	case wireNull:
+		if tag != wireNull {
+			d.failWith("null with a priority")
+		}
+		return nil
+	case wireFalse, wireTrue:
+		n = Bool(tag&^wireFlags == wireTrue)
+	case wireInt:
+		n = Int(d.varint())
+	case wireFloat:
+		f := d.float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			d.failWith("double is not a number")
+			return nil
+		}
+		n = Float(f)
+	case wireString:
+		n = String(string(d.bytes()))
+	case wireObject:
+		n = d.wireObject(depth)
+	case wireTimestamp:
+		n = timestampPlaceholder()
+	case wireIncInt:
+		n = incrementPlaceholder(Int(d.varint()))
+	case wireIncFloat:
+		n = incrementPlaceholder(Float(d.float()))
+	default:
+		d.failWith(fmt.Sprintf("value tag %d", tag))
+		return nil
+	}
+	if tag&wirePriority != 0 {
+		p := d.wireNode(depth + 1)
+		if d.err != nil {
+			return nil
+		}
+		if n.kind == KindObject && tag&wireValuePriority == 0 {
+			// As the parser builds it: the priority is part of the object.
+			b := &objectBuilder{children: n.children, sum: n.sumLanes(), size: n.size, hasSV: n.hasSV}
+			return b.build(p)
+		}
+		return n.WithPriority(p)
+	}
+	if d.err != nil {
+		return nil
+	}
+	return n
+}
+
+// wireObject reads an object's members; an object without members is null.
+func (d *decoder) wireObject(depth int) *Node {
+	count := d.uvarint()
+	if count > uint64(len(d.b)) { // every member takes at least two bytes
+		d.failWith("member count beyond the entry")
+		return nil
+	}
+	b := newObjectBuilder()
+	for range count {
+		key := string(d.bytes())
+		child := d.wireNode(depth + 1)
+		if d.err != nil {
+			return nil
+		}
+		b.set(key, child)
+	}
+	if b.children.Len() == 0 {
+		d.failWith("empty object")
+		return nil
+	}
+	return b.build(nil)
+}
+
+// wireFields reads appendWireFields' list.
+func (d *decoder) wireFields() []Field {
+	count := d.uvarint()
+	if count == 0 || d.err != nil {
+		return nil
+	}
+	count--
+	if count > uint64(len(d.b)) {
+		d.failWith("field count beyond the entry")
+		return nil
+	}
+	fields := make([]Field, 0, count)
+	for range count {
+		segs := d.uvarint()
+		if segs > MaxDepth+1 {
+			d.failWith("field path too deep")
+			return nil
+		}
+		p := make(Path, segs)
+		for i := range p {
+			p[i] = string(d.bytes())
+		}
+		v := d.wireNode(len(p))
+		if d.err != nil {
+			return nil
+		}
+		fields = append(fields, Field{Path: p, Value: v})
+	}
+	return fields
+}
+
+func (d *decoder) float() float64 {
+	b := d.take(8)
+	if d.err != nil {
+		return 0
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(b))
+}
+
+func (d *decoder) failWith(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%s: %w", what, ErrInvalidData)
+	}
+	d.b = nil
+}

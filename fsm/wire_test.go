@@ -1,0 +1,185 @@
+package fsm
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// parsedTwin returns c with its body parsed as the HTTP layer parses it,
+// or false when the body is not valid for c's kind and path.
+func parsedTwin(c Command) (Command, bool) {
+	p := c
+	p.Parsed = true
+	var err error
+	switch {
+	case c.Kind == CmdUpdate && (len(c.Body) == 0 || string(c.Body) == "null"):
+		p.Fields = nil
+	case c.Kind == CmdUpdate:
+		p.Fields, err = ParseUpdate(c.Body, MaxDepth-len(c.Path))
+	case len(c.Body) == 0:
+		p.Value = nil
+	case c.Kind == CmdPush:
+		p.Value, err = ParseBody(c.Body, MaxDepth-len(c.Path)-1)
+	default:
+		p.Value, err = ParseBody(c.Body, MaxDepth-len(nodePath(c.Path)))
+	}
+	return p, err == nil
+}
+
+// applyBoth applies the text entry to a and the parsed entry to b and
+// fails unless both answer, and leave, exactly the same.
+func applyBoth(t *testing.T, a, b *testFSM, text, parsed Command, o AnswerOptions) {
+	t.Helper()
+	ra, ea := a.apply(text)
+	b.index++
+	data := parsed.EncodeParsed()
+	resp := b.Apply(&raft.Log{Index: b.index, Type: raft.LogCommand, Data: data}).(*ApplyResponse)
+	ansA, ea := AnswerFor(text.Kind, ra, ea, o)
+	ansB, eb := AnswerFor(parsed.Kind, resp.Result, resp.Err, o)
+	if (ea == nil) != (eb == nil) || (ea != nil && ea.Error() != eb.Error()) {
+		t.Fatalf("%v %s %s: text entry err %v, parsed entry err %v", text.Kind, text.Path, text.Body, ea, eb)
+	}
+	var pa, pb *PreconditionError
+	if errors.As(ea, &pa) && errors.As(eb, &pb) && (pa.ETag != pb.ETag || !bytes.Equal(pa.Body, pb.Body)) {
+		t.Fatalf("%s: 412 %s %s vs %s %s", text.Body, pa.ETag, pa.Body, pb.ETag, pb.Body)
+	}
+	if !bytes.Equal(ansA.Body, ansB.Body) || ansA.ETag != ansB.ETag {
+		t.Fatalf("%v %s %s: answer %s (%s) from text, %s (%s) from parsed", text.Kind, text.Path, text.Body, ansA.Body, ansA.ETag, ansB.Body, ansB.ETag)
+	}
+	if a.Root().ETag() != b.Root().ETag() || renderExport(a.Root()) != renderExport(b.Root()) || a.Root().Size() != b.Root().Size() {
+		t.Fatalf("%s: trees differ:\n text   %s\n parsed %s", text.Body, renderExport(a.Root()), renderExport(b.Root()))
+	}
+}
+
+// TestParsedEntriesApplyLikeText: an entry whose body travels parsed
+// (format 2) answers and changes the tree exactly as the same write with
+// its body as JSON text (format 1), write size limits included.
+func TestParsedEntriesApplyLikeText(t *testing.T) {
+	a, b := newTestFSM(), newTestFSM()
+	cmds := randomCommands(11, 400)
+	for _, name := range goldenOrder {
+		cmds = append(cmds, goldenCommands()[name])
+	}
+	extra := []string{
+		`{"a":{".value":{"x":1,"y":"z"},".priority":3}}`,
+		`{"a":{".priority":{".sv":"timestamp"},"b":{".sv":{"increment":-2}}}}`,
+		`{".value":{".sv":{"increment":1.5}},".priority":"p"}`,
+		`[1,null,{"k":[true,false]},"\u00e9\n\"",1e300,-0.0,5.0]`,
+	}
+	for i, body := range extra {
+		cmds = append(cmds, Command{Kind: CmdSet, Path: Path{"x", string(rune('a' + i))}, Body: []byte(body), Now: 1700000000000, WriteLimit: 200})
+	}
+	applied := 0
+	for i, c := range cmds {
+		p, ok := parsedTwin(c)
+		if !ok {
+			continue
+		}
+		applyBoth(t, a, b, c, p, AnswerOptions{Pretty: i%2 == 0, Export: i%3 == 0})
+		applied++
+	}
+	if applied < 200 {
+		t.Fatalf("only %d of %d commands had valid bodies", applied, len(cmds))
+	}
+}
+
+// TestDecodeParsedEntryRefusesDamage: a truncated or corrupt parsed entry
+// is an error, never a panic or a half-read value.
+func TestDecodeParsedEntryRefusesDamage(t *testing.T) {
+	c, _ := parsedTwin(Command{Kind: CmdUpdate, Path: Path{"u"}, Body: []byte(`{"a/b":{"c":[1,2.5,"x",true]},"d":null,"e":{".sv":"timestamp"}}`)})
+	data := c.EncodeParsed()
+	for i := range len(data) - 1 {
+		if _, err := DecodeCommand(data[:i]); err == nil {
+			t.Fatalf("entry cut at %d of %d decoded", i, len(data))
+		}
+	}
+	deep := []byte{2, byte(CmdSetParsed), 0, 0}
+	for range 1000 {
+		deep = append(deep, wireObject, 1, 1, 'k')
+	}
+	if _, err := DecodeCommand(deep); !errors.Is(err, ErrInvalidData) {
+		t.Fatalf("1000 nested objects: %v", err)
+	}
+	if _, err := DecodeCommand([]byte{2, byte(CmdSetParsed), 0, 0, wireNull | wirePriority}); !errors.Is(err, ErrInvalidData) {
+		t.Fatalf("null with a priority: %v", err)
+	}
+}
+
+// TestGoldenParsedEntries pins entry format 2: the golden writes with
+// parsed bodies decode to the same commands and build the golden tree.
+func TestGoldenParsedEntries(t *testing.T) {
+	dir := filepath.Join("testdata", "golden")
+	f := newTestFSM()
+	for _, name := range goldenOrder {
+		c, ok := parsedTwin(goldenCommands()[name])
+		if !ok {
+			t.Fatalf("%s: body does not parse", name)
+		}
+		file := filepath.Join(dir, strings.Replace(name, "v1_", "v2_", 1))
+		if *updateGolden {
+			if err := os.WriteFile(file, c.EncodeParsed(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, c.EncodeParsed()) {
+			t.Fatalf("%s: this build encodes differently from the committed entry", file)
+		}
+		got, err := DecodeCommand(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if got.Kind != c.Kind || !got.Parsed || got.Path.String() != c.Path.String() || got.Now != c.Now || got.Rand != c.Rand {
+			t.Fatalf("%s decodes to %+v", file, got)
+		}
+		f.index++
+		f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: data})
+	}
+	if got := renderExport(f.Root()); got != goldenTree {
+		t.Fatalf("tree after parsed golden entries:\n got %s\nwant %s", got, goldenTree)
+	}
+}
+
+// FuzzParsedBody: any body the parser accepts crosses in binary form and
+// back to a value that renders, hashes and sizes the same, and applies
+// the same.
+func FuzzParsedBody(f *testing.F) {
+	for _, c := range goldenCommands() {
+		f.Add(c.Body, c.Kind == CmdUpdate)
+	}
+	for _, c := range randomCommands(5, 40) {
+		f.Add(c.Body, c.Kind == CmdUpdate)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, patch bool) {
+		kind := CmdSet
+		if patch {
+			kind = CmdUpdate
+		}
+		c := Command{Kind: kind, Path: Path{"f"}, Body: body, Now: 1700000000000, WriteLimit: 1 << 20}
+		p, ok := parsedTwin(c)
+		if !ok {
+			return
+		}
+		d, err := DecodeCommand(p.EncodeParsed())
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if !patch && (d.Value.Size() != p.Value.Size() || d.Value.ETag() != p.Value.ETag() || renderExport(d.Value) != renderExport(p.Value)) {
+			t.Fatalf("%s: decoded %s (size %d), parsed %s (size %d)", body, renderExport(d.Value), d.Value.Size(), renderExport(p.Value), p.Value.Size())
+		}
+		a, b := newTestFSM(), newTestFSM()
+		base := Command{Kind: CmdSet, Body: []byte(`{"f":{"a":{"b":[1,2,3]},"c":"x","n":5}}`)}
+		a.apply(base)
+		b.apply(base)
+		applyBoth(t, a, b, c, p, AnswerOptions{})
+	})
+}
