@@ -108,6 +108,10 @@ type Timing struct {
 	// old address; after it, a node restarted with the same id on a new
 	// address is accepted.
 	GossipReclaim time.Duration
+	// Stabilization is how long a non-voter must have been alive and
+	// caught up before the leader makes it a voter (staged voters: a
+	// flapping newcomer never weakens the quorum).
+	Stabilization time.Duration
 }
 
 // TLSConfig secures the traffic between nodes (Raft and forwarding) with
@@ -157,6 +161,7 @@ func DefaultTiming() Timing {
 		GossipProbeTimeout:  500 * time.Millisecond,
 		GossipInterval:      200 * time.Millisecond,
 		GossipReclaim:       10 * time.Second,
+		Stabilization:       10 * time.Second,
 	}
 }
 
@@ -178,6 +183,7 @@ func FastTiming() Timing {
 		GossipProbeTimeout:  100 * time.Millisecond,
 		GossipInterval:      50 * time.Millisecond,
 		GossipReclaim:       time.Second,
+		Stabilization:       time.Second,
 	}
 }
 
@@ -236,6 +242,7 @@ func (c Config) withDefaults() Config {
 		{&t.GossipProbeTimeout, &dt.GossipProbeTimeout},
 		{&t.GossipInterval, &dt.GossipInterval},
 		{&t.GossipReclaim, &dt.GossipReclaim},
+		{&t.Stabilization, &dt.Stabilization},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.d

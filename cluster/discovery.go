@@ -81,6 +81,15 @@ type nodeMeta struct {
 	// HasState says the node has Raft state (it belongs to a cluster), so
 	// nobody may bootstrap a new one with it.
 	HasState bool `json:"h,omitempty"`
+	// Formed says the node's log holds more than a bootstrap
+	// configuration: the cluster it belongs to has elected a leader and
+	// may have acknowledged writes. A node with state that is not formed
+	// is a founding member that bootstrapped a moment before the others.
+	Formed bool `json:"f,omitempty"`
+	// CatchingUp says the node started without Raft state (new, or its
+	// disk was wiped) and has not caught up yet: it does not vote, and
+	// the leader keeps it a non-voter. Absent from older releases.
+	CatchingUp bool `json:"u,omitempty"`
 }
 
 // maxMetaSize is memberlist's limit on node metadata.

@@ -53,6 +53,8 @@ func (n *Node) localMeta() nodeMeta {
 		Commit:         n.cfg.Commit,
 		Expect:         n.cfg.BootstrapExpect,
 		HasState:       n.hasState(),
+		Formed:         n.raft.LastIndex() > 1,
+		CatchingUp:     n.catchingUp.Load(),
 	}
 }
 
@@ -74,6 +76,11 @@ func (b *bootstrapState) note(n *Node, level func(string, ...any), msg string, a
 	level(msg, args...)
 }
 
+// formedMetaFormat is the entry format of the first release that
+// advertises Formed: an older node with state is always taken to belong
+// to a formed cluster.
+const formedMetaFormat = 2
+
 // tryBootstrap forms a new cluster if exactly BootstrapExpect nodes without
 // Raft state are alive, all expecting that many, and no live node has
 // state. Every one of them then bootstraps the same configuration (all of
@@ -91,10 +98,15 @@ func (n *Node) tryBootstrap(b *bootstrapState) {
 		if p.Status != peerAlive {
 			continue
 		}
-		if p.Meta.HasState {
-			b.note(n, n.log.Info, "found a member of an existing cluster; waiting to be added as a voter", "member", string(p.ID))
+		if p.Meta.HasState && (p.Meta.Formed || p.Meta.CatchingUp || p.Meta.EntryFormat < formedMetaFormat) {
+			b.note(n, n.log.Info, "found a member of an existing cluster; waiting to be added", "member", string(p.ID))
 			return
 		}
+		// A peer whose state is only a bootstrap configuration is a
+		// founding member that bootstrapped first: it counts as fresh,
+		// and bootstrapping the same configuration joins it. (Not doing
+		// so would leave this node catching up, refusing the vote the
+		// first election needs.)
 		if p.Meta.RaftAddr == "" {
 			continue // metadata we cannot read
 		}
@@ -125,11 +137,15 @@ func (n *Node) tryBootstrap(b *bootstrapState) {
 	switch {
 	case errors.Is(err, raft.ErrCantBootstrap):
 		// State arrived meanwhile (a peer's leader replicated to us).
+		// Either way this node is a founding member of a new cluster: it
+		// never acknowledged anything before, so it may vote at once.
+		n.finishCatchUp("founding member of a new cluster")
 	case err != nil:
 		n.log.Error("bootstrap failed", "error", err)
 		return
 	default:
 		n.log.Info("bootstrapped a new cluster", "voters", ids)
+		n.finishCatchUp("bootstrapped a new cluster")
 	}
 	n.disco.Advertise(n.localMeta())
 }
@@ -154,32 +170,80 @@ func (n *Node) reconcile() {
 		if p.ID == n.id || p.Status != peerAlive || p.Meta.RaftAddr == "" {
 			continue // this node's own address is fixSelfAddress's job
 		}
-		s, ok := servers[p.ID]
-		if ok && s.Address == p.Meta.RaftAddr && s.Suffrage == raft.Voter {
-			continue
-		}
-		// A newcomer must apply whatever this leader may have written. A
-		// member already in the configuration is kept up to date whatever
-		// its build: it is a member in the middle of a rolling upgrade
-		// (maybe restarted on a new address), and CanPropose already holds
-		// back the entries it could not apply.
-		if !ok && p.Meta.EntryFormat < n.formats.entry {
-			n.log.Warn("not adding a member that cannot apply this cluster's log entries; upgrade it",
-				"member", string(p.ID), "its_entry_format", p.Meta.EntryFormat, "entry_format", n.formats.entry)
-			continue
-		}
-		err := n.raft.AddVoter(p.ID, p.Meta.RaftAddr, 0, n.cfg.WriteTimeout).Error()
-		switch {
-		case err != nil:
-			n.log.Warn("cannot add voter", "member", string(p.ID), "raft_addr", string(p.Meta.RaftAddr), "error", err)
+		if !n.reconcileMember(p, servers) {
 			return // leadership may be gone; the next round retries
-		case !ok:
-			n.log.Info("voter added", "member", string(p.ID), "raft_addr", string(p.Meta.RaftAddr))
-		default:
-			n.log.Info("voter updated", "member", string(p.ID), "old_addr", string(s.Address), "raft_addr", string(p.Meta.RaftAddr))
 		}
 	}
+	n.forgetStable(peers)
 	n.reap(servers, peers)
+}
+
+// reconcileMember brings one live peer's place in the Raft configuration
+// in line with what gossip says of it: a newcomer joins as a non-voter; a
+// non-voter that has caught up and stayed up for Stabilization is
+// promoted; a member on a new address gets it. A voter that restarted
+// without its state keeps its seat but neither votes nor campaigns until
+// it has caught up (voteguard.go, cluster/DESIGN.md). False means a
+// configuration change failed.
+func (n *Node) reconcileMember(p peer, servers map[raft.ServerID]raft.Server) bool {
+	s, ok := servers[p.ID]
+	addr := p.Meta.RaftAddr
+	var (
+		f    raft.IndexFuture
+		what string
+	)
+	switch {
+	case !ok && p.Meta.EntryFormat < n.formats.entry:
+		n.log.Warn("not adding a member that cannot apply this cluster's log entries; upgrade it",
+			"member", string(p.ID), "its_entry_format", p.Meta.EntryFormat, "entry_format", n.formats.entry)
+		return true
+	case !ok:
+		f, what = n.raft.AddNonvoter(p.ID, addr, 0, n.cfg.WriteTimeout), "non-voter added; a voter once caught up"
+	case s.Suffrage == raft.Voter && s.Address != addr:
+		f, what = n.raft.AddVoter(p.ID, addr, 0, n.cfg.WriteTimeout), "voter address updated"
+	case s.Suffrage == raft.Voter:
+		return true
+	case s.Address != addr:
+		f, what = n.raft.AddNonvoter(p.ID, addr, 0, n.cfg.WriteTimeout), "non-voter address updated"
+	case n.stableFor(p) >= n.cfg.Timing.Stabilization:
+		f, what = n.raft.AddVoter(p.ID, addr, 0, n.cfg.WriteTimeout), "non-voter caught up and stable: promoted to voter"
+	default:
+		return true
+	}
+	if err := f.Error(); err != nil {
+		n.log.Warn("membership change failed", "member", string(p.ID), "raft_addr", string(addr), "change", what, "error", err)
+		return false
+	}
+	n.log.Info(what, "member", string(p.ID), "raft_addr", string(addr), "old_addr", string(s.Address))
+	return true
+}
+
+// stableFor is how long p has been alive, with Raft state and caught up
+// without interruption, as this leader has seen it (0 when it is not).
+func (n *Node) stableFor(p peer) time.Duration {
+	n.memberMu.Lock()
+	defer n.memberMu.Unlock()
+	if !p.Meta.HasState || p.Meta.CatchingUp {
+		delete(n.stableSince, p.ID)
+		return 0
+	}
+	since, ok := n.stableSince[p.ID]
+	if !ok {
+		n.stableSince[p.ID] = time.Now()
+		return 0
+	}
+	return time.Since(since)
+}
+
+// forgetStable drops the stability clocks of peers no longer alive.
+func (n *Node) forgetStable(peers map[raft.ServerID]peer) {
+	n.memberMu.Lock()
+	defer n.memberMu.Unlock()
+	for id := range n.stableSince {
+		if p, ok := peers[id]; !ok || p.Status != peerAlive {
+			delete(n.stableSince, id)
+		}
+	}
 }
 
 // reap removes voters that gossip has not seen alive for ReapAfter: known

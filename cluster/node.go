@@ -62,6 +62,12 @@ type Node struct {
 
 	// readyIndex is the commit index this node must apply before it
 	// reports ready; 0 while it has not (re)started becoming ready.
+	// catchingUp: this node started without Raft state and has not yet
+	// applied what the cluster had committed (catchup.go): it neither
+	// votes nor campaigns.
+	catchingUp atomic.Bool
+	catchUpMu  sync.Mutex // serialises finishCatchUp
+
 	readyIndex    atomic.Uint64
 	leaderChanges atomic.Uint64
 	forwarded     atomic.Uint64
@@ -72,6 +78,7 @@ type Node struct {
 	// server has been absent from gossip (for ReapAfter).
 	memberMu     sync.Mutex
 	missingSince map[raft.ServerID]time.Time
+	stableSince  map[raft.ServerID]time.Time // non-voters caught up since (leader)
 
 	observer *raft.Observer
 	obsCh    chan raft.Observation
@@ -120,6 +127,7 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		obsCh:        make(chan raft.Observation, 64),
 		stop:         make(chan struct{}),
 		missingSince: map[raft.ServerID]time.Time{},
+		stableSince:  map[raft.ServerID]time.Time{},
 		formats:      d.formats,
 	}
 	if n.formats.kinds == nil {
@@ -150,6 +158,11 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 			_ = n.Shutdown(context.Background())
 			return nil, err
 		}
+	}
+	if n.catchingUp.Load() {
+		n.log.Info("started without Raft state: not voting until caught up with the cluster")
+		n.wg.Add(1)
+		go n.catchUpLoop()
 	}
 	if cfg.GossipAddr != "" {
 		if n.disco, err = d.discovery(cfg, n.localMeta(), n.log, n.memberEvents.notify); err != nil {
@@ -200,7 +213,14 @@ func (n *Node) open(d deps) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("cluster: inspect raft state: %w", err)
 	}
-	if n.raft, err = raft.NewRaft(cfg.raftConfig(n.log), n.rfsm, n.logs, bolt, n.snaps, n.net.Transport()); err != nil {
+	if err := n.openCatchUp(hasState); err != nil {
+		return false, err
+	}
+	trans := n.net.Transport()
+	if n.catchingUp.Load() {
+		trans = guardVotes(trans, n.id, n.catchingUp.Load)
+	}
+	if n.raft, err = raft.NewRaft(cfg.raftConfig(n.log), n.rfsm, n.logs, bolt, n.snaps, trans); err != nil {
 		return false, fmt.Errorf("cluster: start raft: %w", err)
 	}
 	// NewRaft restored this node's own snapshot; later restores are
@@ -220,6 +240,7 @@ func (n *Node) bootstrapSelf() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("cluster: bootstrap: %w", err)
 	}
+	n.finishCatchUp("bootstrapped a new cluster")
 	return true, nil
 }
 

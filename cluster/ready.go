@@ -15,6 +15,18 @@ import (
 // wraps fsm.ErrNotReady and names the failing check. Losing the leader
 // resets the catch-up requirement.
 func (n *Node) Ready(ctx context.Context) error {
+	err := n.ready(ctx)
+	if err == nil && n.catchingUp.Load() {
+		// Ready means applied up to a read index the leader confirmed
+		// after this node started: every write acknowledged before —
+		// also by this node, before it lost its state — is here now.
+		n.finishCatchUp("applied the leader's read index")
+	}
+	return err
+}
+
+// ready is Ready's check.
+func (n *Node) ready(ctx context.Context) error {
 	if n.closing.Load() || n.raft.State() == raft.Shutdown {
 		return notReady("shutting down")
 	}

@@ -54,6 +54,9 @@ type Member struct {
 	// Versions are the formats the member's build applies, as it
 	// advertises them over gossip (unknown while gossip has not seen it).
 	Versions *Versions `json:"versions,omitempty"`
+	// CatchingUp: the member started without Raft state (new, or its
+	// disk was lost) and has not caught up yet; it does not vote.
+	CatchingUp bool `json:"catching_up,omitempty"`
 }
 
 // Versions are the formats a node writes (and the newest it can apply),
@@ -150,8 +153,10 @@ func (n *Node) members(conf raft.Configuration, leaderID raft.ServerID) []Member
 			m.Health = peerAlive.String()
 			v := n.localVersions()
 			m.Versions = &v
+			m.CatchingUp = n.catchingUp.Load()
 		case ok:
 			m.Health, m.HealthSince, m.GossipAddress = p.Status.String(), p.Since, p.GossipAddr
+			m.CatchingUp = p.Meta.CatchingUp
 			if p.Meta.EntryFormat != 0 {
 				m.Versions = &Versions{EntryFormat: p.Meta.EntryFormat, SnapshotFormat: p.Meta.SnapshotFormat,
 					Release: p.Meta.Release, Commit: p.Meta.Commit}

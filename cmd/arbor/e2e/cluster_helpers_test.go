@@ -129,10 +129,12 @@ type nodeStatus struct {
 	Health             string `json:"health"`
 	SnapshotsInstalled uint64 `json:"snapshots_installed"`
 	Members            []struct {
-		ID       string `json:"id"`
-		Suffrage string `json:"suffrage"`
-		Health   string `json:"health"`
-		Versions *struct {
+		ID         string `json:"id"`
+		Suffrage   string `json:"suffrage"`
+		Health     string `json:"health"`
+		Self       bool   `json:"self"`
+		CatchingUp bool   `json:"catching_up"`
+		Versions   *struct {
 			EntryFormat    int `json:"entry_format"`
 			SnapshotFormat int `json:"snapshot_format"`
 		} `json:"versions"`

@@ -6,6 +6,9 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/arbordb/arbor/cmd/internal/client"
@@ -34,6 +37,9 @@ type Backend interface {
 	// Stop stops a node gracefully (SIGTERM) and reports how long it took
 	// to exit.
 	Stop(ctx context.Context, node string) (time.Duration, error)
+	// Wipe deletes everything in a stopped or killed node's data
+	// directory; its next Start begins with no state.
+	Wipe(ctx context.Context, node string) error
 	// Start starts a stopped or killed node again, on the same data.
 	Start(ctx context.Context, node string) error
 	// Pause freezes a node (SIGSTOP, or the cgroup freezer): its sockets
@@ -86,4 +92,19 @@ func (o NodeOptions) flags() []string {
 		f = append(f, "--trailing-logs", itoa(o.TrailingLogs))
 	}
 	return append(f, o.Extra...)
+}
+
+// wipeDir removes everything inside dir, keeping dir itself (a container
+// has it mounted).
+func wipeDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("nemesis: wipe: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("nemesis: wipe: %w", err)
+		}
+	}
+	return nil
 }

@@ -238,6 +238,11 @@ func (d *Docker) Kill(ctx context.Context, node string) error {
 	return err
 }
 
+// Wipe implements Backend: the node's directory is a bind mount.
+func (d *Docker) Wipe(_ context.Context, node string) error {
+	return wipeDir(filepath.Join(d.Dir, "nodes", node))
+}
+
 // Stop implements Backend: SIGTERM, and like Process.Stop a goroutine
 // dump (SIGQUIT) for a node still running stopGrace later. (docker stop
 // would only SIGKILL it, hiding where it hung.)

@@ -156,6 +156,13 @@ func (n *Nemesis) inject(ctx context.Context, i int, s Step, rng *rand.Rand) Eve
 		ev.Nodes = []string{node}
 		err = n.B.Kill(ctx, node)
 		n.mark(n.down, node, err == nil)
+	case Wipe:
+		node := pick(s.Target)
+		ev.Nodes = []string{node}
+		if err = n.B.Kill(ctx, node); err == nil {
+			err = n.B.Wipe(ctx, node)
+		}
+		n.mark(n.down, node, true)
 	case KillAll:
 		ev.Nodes = slices.Clone(n.B.Nodes())
 		var errs []error

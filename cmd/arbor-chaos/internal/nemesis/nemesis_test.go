@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +50,11 @@ func (f *fakeBackend) Cleanup(context.Context) error             { return nil }
 func (f *fakeBackend) Kill(_ context.Context, n string) error {
 	f.record("kill %s", n)
 	f.set(f.down, n, true)
+	return nil
+}
+
+func (f *fakeBackend) Wipe(_ context.Context, n string) error {
+	f.record("wipe %s", n)
 	return nil
 }
 
@@ -156,6 +163,7 @@ func TestNemesisInjectsAndHealsEveryFault(t *testing.T) {
 		want []string // the calls, in order
 	}{
 		{Step{Fault: Kill, Target: Leader}, []string{"kill n2", "start n2"}},
+		{Step{Fault: Wipe, Target: Leader}, []string{"kill n2", "wipe n2", "start n2"}},
 		{Step{Fault: Stop, Target: Leader}, []string{"stop n2", "start n2"}},
 		{Step{Fault: Pause, Target: Leader}, []string{"pause n2", "resume n2"}},
 		{Step{Fault: PartitionLeader}, []string{"cut n2-n1", "cut n2-n3", "heal"}},
@@ -283,7 +291,7 @@ func TestPlanIsReproducible(t *testing.T) {
 
 func TestParseFaults(t *testing.T) {
 	all, err := ParseFaults("all", false)
-	if err != nil || slices.ContainsFunc(all, Fault.NeedsPartitions) || len(all) != 4 {
+	if err != nil || slices.ContainsFunc(all, Fault.NeedsPartitions) || len(all) != 5 {
 		t.Errorf("all without partitions: %v %v", all, err)
 	}
 	all, err = ParseFaults("all", true)
@@ -323,5 +331,25 @@ func TestNemesisWatchesTheIsolatedNodesReadiness(t *testing.T) {
 	ev = n.Events()[0]
 	if ev.NotReadyAfter != -1 || len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "/readyz") {
 		t.Errorf("event %+v", ev)
+	}
+}
+
+// TestWipeDirKeepsTheDirectory: a wipe empties a node's data directory
+// but keeps the directory itself, which a container has mounted.
+func TestWipeDirKeepsTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"raft.db", "snapshots/1-2-3/state.bin", "tls/cert.pem"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wipeDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Fatalf("after the wipe: %v %v", entries, err)
 	}
 }

@@ -275,6 +275,11 @@ func (p *Process) Kill(ctx context.Context, name string) error {
 	return nil
 }
 
+// Wipe implements Backend.
+func (p *Process) Wipe(_ context.Context, name string) error {
+	return wipeDir(filepath.Join(p.Dir, "nodes", name))
+}
+
 // Stop implements Backend. A node still running stopGrace after SIGTERM
 // gets SIGQUIT, which makes the Go runtime write every goroutine's stack
 // to its log and exit: the dump shows what the shutdown waited for.

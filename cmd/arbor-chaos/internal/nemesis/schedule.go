@@ -18,6 +18,10 @@ const (
 	// KillAll: SIGKILL every node at once; restart them all. Only what
 	// was fsynced survives, and every acknowledged write must.
 	KillAll Fault = "kill-all"
+	// Wipe: SIGKILL one node and delete its data directory (a lost disk
+	// or PersistentVolumeClaim); restart it empty under the same id after
+	// the hold. It must catch up without voting a stale leader in.
+	Wipe Fault = "wipe"
 	// Pause: freeze one node (SIGSTOP / cgroup freezer); resume it.
 	Pause Fault = "pause"
 	// Stop: graceful stop (SIGTERM); restart after the hold.
@@ -31,9 +35,9 @@ const (
 	PartitionBridge Fault = "partition-bridge"
 )
 
-// AllFaults lists every fault; the process backend supports the first
-// four.
-var AllFaults = []Fault{Kill, KillAll, Pause, Stop, PartitionLeader, PartitionMinority, PartitionBridge}
+// AllFaults lists every fault; the process backend supports those that
+// cut no links.
+var AllFaults = []Fault{Kill, KillAll, Wipe, Pause, Stop, PartitionLeader, PartitionMinority, PartitionBridge}
 
 // NeedsPartitions reports whether f needs a backend that can cut links.
 func (f Fault) NeedsPartitions() bool {
