@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -138,5 +139,45 @@ func TestNewcomerIsStagedAsNonVoter(t *testing.T) {
 	}
 	if got := readJSON(t, c.nodes[3], "/data/aa", false); got != `"some state"` {
 		t.Fatalf("n4 promoted without the state: %s", got)
+	}
+}
+
+// TestGrowToFiveAndShrinkBack is the scaling runbook (docs/OPERATIONS.md):
+// two nodes started with the same settings as the first three
+// (BootstrapExpect 3 unchanged) join as non-voters and are promoted once
+// caught up; then they are stopped and removed one at a time, highest
+// first, leaving a healthy three-voter cluster that takes writes.
+func TestGrowToFiveAndShrinkBack(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	propose(t, c.waitLeader(), set("/grow", `"before"`))
+	c.add("n4", 3)
+	c.add("n5", 3)
+	waitFor(t, "five voters", 20*time.Second, func() bool { return len(voters(t, c.waitLeader())) == 5 })
+	propose(t, c.nodes[4], set("/grow", `"five"`))
+	if got := readJSON(t, c.nodes[3], "/grow", true); got != `"five"` {
+		t.Fatalf("n4 reads %s", got)
+	}
+
+	for _, i := range []int{4, 3} { // n5, then n4
+		id := c.cfgs[i].NodeID
+		if err := c.nodes[i].Shutdown(context.Background()); err != nil {
+			t.Fatalf("stop %s: %v", id, err)
+		}
+		c.nodes[i] = nil
+		leader := c.waitLeader()
+		c.gossip.setStatus(raft.ServerID(id), peerLeft)
+		if err := leader.RemoveMember(context.Background(), id); err != nil {
+			t.Fatalf("remove %s: %v", id, err)
+		}
+	}
+	leader := c.waitLeader()
+	if got := ids(voters(t, leader)); len(got) != 3 || got[0] != "n1" || got[2] != "n3" {
+		t.Fatalf("voters after shrinking: %v", got)
+	}
+	propose(t, c.follower(leader), set("/grow", `"three"`))
+	for _, n := range c.live() {
+		if got := readJSON(t, n, "/grow", true); got != `"three"` {
+			t.Fatalf("%s reads %s", n.id, got)
+		}
 	}
 }

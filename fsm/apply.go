@@ -99,6 +99,9 @@ func applySet(s *state, c *Command) (Result, []Event, error) {
 	if c.Path.IsPriority() {
 		cur = s.root.Get(nodePath(c.Path)).Priority()
 	}
+	if err := checkIncrements(c, v, cur); err != nil {
+		return Result{}, nil, err
+	}
 	v = resolve(v, cur, c.Now)
 	if err := checkWriteLimit(c.WriteLimit, v.Size(), cur.Size()); err != nil {
 		return Result{}, nil, err
@@ -142,6 +145,9 @@ func applyUpdate(s *state, c *Command) (Result, []Event, error) {
 		cur := s.root.Get(abs)
 		if abs.IsPriority() {
 			cur = s.root.Get(nodePath(abs)).Priority()
+		}
+		if err := checkIncrements(c, f.Value, cur); err != nil {
+			return Result{}, nil, err
 		}
 		v := resolve(f.Value, cur, c.Now)
 		written += v.Size()
@@ -274,6 +280,44 @@ func resolve(n, cur *Node, now int64) *Node {
 		return b.build(prio)
 	}
 	return n.WithPriority(prio)
+}
+
+// msgIncrementOverflow is the 400 of an increment whose double result
+// would be infinite.
+const msgIncrementOverflow = "Invalid data; increment overflows the range of a double"
+
+// checkIncrements refuses a value whose increments would overflow to an
+// infinity (Firebase cannot store one either). Only entries of format 2
+// are checked: format 1 entries keep the result they always had (the
+// delta is stored), so a log replayed by a newer release gives the same
+// state.
+func checkIncrements(c *Command, n, cur *Node) error {
+	if c.Parsed && incrementOverflows(n, cur) {
+		return Public(ErrInvalidData, msgIncrementOverflow)
+	}
+	return nil
+}
+
+// incrementOverflows reports whether resolving n against cur would add
+// doubles to an infinity.
+func incrementOverflows(n, cur *Node) bool {
+	if n == nil || !n.hasSV {
+		return false
+	}
+	switch n.kind {
+	case KindIncrement:
+		x, okx := cur.Number()
+		y, _ := n.incDelta().Number()
+		return okx && (cur.Kind() == KindFloat || n.b) && math.IsInf(x+y, 0)
+	case KindObject:
+		over := false
+		n.Each(func(k string, c *Node) bool {
+			over = incrementOverflows(c, cur.Child(k))
+			return !over
+		})
+		return over
+	}
+	return false
 }
 
 // increment adds delta to cur following Firebase: a missing or non-numeric

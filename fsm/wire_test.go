@@ -183,3 +183,38 @@ func FuzzParsedBody(f *testing.F) {
 		applyBoth(t, a, b, c, p, AnswerOptions{})
 	})
 }
+
+// TestIncrementOverflowIsRefused: an increment whose double result would
+// be infinite is a 400 in a parsed (format 2) entry; a format 1 entry
+// keeps storing the delta, as releases before did.
+func TestIncrementOverflowIsRefused(t *testing.T) {
+	f := newTestFSM()
+	if _, err := f.apply(cmd(t, CmdSet, "/n", `{"d":1.7e308,"i":9223372036854775807}`)); err != nil {
+		t.Fatal(err)
+	}
+	over, _ := parsedTwin(cmd(t, CmdSet, "/n/d", `{".sv":{"increment":1.7e308}}`))
+	f.index++
+	r := f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: over.EncodeParsed()}).(*ApplyResponse)
+	var pub *PublicError
+	if !errors.As(r.Err, &pub) || pub.Message != msgIncrementOverflow || !errors.Is(r.Err, ErrInvalidData) {
+		t.Fatalf("overflowing increment: %v", r.Err)
+	}
+	if got := renderExport(f.Root()); !strings.Contains(got, `"i":9223372036854775807`) || !strings.Contains(got, `"d":1.7`) {
+		t.Fatalf("tree changed: %s", got)
+	}
+	patch, _ := parsedTwin(cmd(t, CmdUpdate, "/n", `{"x":1,"d":{".sv":{"increment":1e308}}}`))
+	f.index++
+	if r := f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: patch.EncodeParsed()}).(*ApplyResponse); !errors.Is(r.Err, ErrInvalidData) {
+		t.Fatalf("overflowing increment in a PATCH: %v", r.Err)
+	}
+	// An int overflow becomes a double, as before: not an error.
+	intOver, _ := parsedTwin(cmd(t, CmdSet, "/n/i", `{".sv":{"increment":1}}`))
+	f.index++
+	if r := f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: intOver.EncodeParsed()}).(*ApplyResponse); r.Err != nil {
+		t.Fatalf("int overflow: %v", r.Err)
+	}
+	// Format 1: unchanged behaviour.
+	if _, err := f.apply(cmd(t, CmdSet, "/n/d", `{".sv":{"increment":1.7e308}}`)); err != nil {
+		t.Fatalf("format 1 entry: %v", err)
+	}
+}

@@ -117,8 +117,11 @@ func effectiveMethod(r *http.Request, v url.Values) (string, error) {
 		return "", badRequest("Invalid method")
 	}
 	override := r.Header.Get("X-HTTP-Method-Override")
-	if override == "" {
-		override = v.Get("x-http-method-override")
+	if q := v.Get("x-http-method-override"); override == "" {
+		override = q
+	} else if q != "" && !strings.EqualFold(strings.TrimSpace(q), strings.TrimSpace(override)) {
+		// Which one would a proxy or a log show? Neither wins silently.
+		return "", badRequest("Conflicting method overrides: the X-HTTP-Method-Override header and the x-http-method-override query parameter differ")
 	}
 	if override == "" {
 		return http.MethodPost, nil

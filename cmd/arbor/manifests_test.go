@@ -410,7 +410,7 @@ func TestK8sManifests(t *testing.T) {
 		fn   func(*testing.T)
 	}{
 		{"statefulset", d.checkStatefulSet},
-		{"bootstrap-expect equals replicas", d.checkBootstrapExpect},
+		{"bootstrap-expect forms the cluster", d.checkBootstrapExpect},
 		{"identity and peers", d.checkPeers},
 		{"ports", d.checkPorts},
 		{"probes", d.checkProbes},
@@ -421,6 +421,31 @@ func TestK8sManifests(t *testing.T) {
 		{"secrets are documented", d.checkSecretsDocumented},
 	} {
 		t.Run(check.name, check.fn)
+	}
+}
+
+// TestK8sManifestsScaleWithoutOtherChanges: `kubectl scale --replicas=5`
+// on the manifest as it is (issue 13's staged voters) gives five pods
+// whose settings still pass every check, with --bootstrap-expect left
+// at 3, and so does scaling back to three.
+func TestK8sManifestsScaleWithoutOtherChanges(t *testing.T) {
+	for _, replicas := range []int32{5, 3} {
+		d := loadK8sDeployment(t)
+		d.sts.Spec.Replicas = &replicas
+		d.replicas = int(replicas)
+		d.specs, d.nodes = nil, nil
+		for i := range d.replicas {
+			spec := k8sNode(t, d.sts, d.c, d.podName(i), d.namespace)
+			d.specs = append(d.specs, spec)
+			d.nodes = append(d.nodes, spec.parse(t))
+		}
+		t.Run(fmt.Sprint(replicas), func(t *testing.T) {
+			d.checkBootstrapExpect(t)
+			d.checkPeers(t)
+			if got := d.nodes[len(d.nodes)-1].BootstrapExpect; got != 3 {
+				t.Errorf("pod %s: --bootstrap-expect %d, want the manifest's 3 unchanged", d.podName(d.replicas-1), got)
+			}
+		})
 	}
 }
 
@@ -460,7 +485,7 @@ func loadK8sDeployment(t *testing.T) *k8sDeployment {
 		t.Fatalf("command %q args %q: want the image's entrypoint (/arbor) and args starting with serve", d.c.Command, d.c.Args)
 	}
 	if d.sts.Spec.Replicas == nil {
-		t.Fatal("replicas must be explicit: --bootstrap-expect depends on it")
+		t.Fatal("replicas must be explicit: --bootstrap-expect is checked against it")
 	}
 	d.replicas = int(*d.sts.Spec.Replicas)
 	if d.headless = m.services[d.sts.Spec.ServiceName]; d.headless == nil {
@@ -495,11 +520,15 @@ func (d *k8sDeployment) checkStatefulSet(t *testing.T) {
 	}
 }
 
-// checkBootstrapExpect: a new cluster forms once every replica has met.
+// checkBootstrapExpect: a new cluster forms once that many pods have
+// met, so it must be at least three (fault tolerant), odd, the same on
+// every pod and no more than the replicas (or it would never form). It
+// matters only for forming: scaling the replicas up later changes
+// nothing else (newcomers join as non-voters and are promoted).
 func (d *k8sDeployment) checkBootstrapExpect(t *testing.T) {
 	for i, n := range d.nodes {
-		if n.BootstrapExpect != d.replicas {
-			t.Errorf("pod %s: --bootstrap-expect %d, replicas %d", d.podName(i), n.BootstrapExpect, d.replicas)
+		if e := n.BootstrapExpect; e < 3 || e%2 == 0 || e > d.replicas || e != d.nodes[0].BootstrapExpect {
+			t.Errorf("pod %s: --bootstrap-expect %d with %d replicas: want the same odd number ≥ 3 on every pod, at most the replicas", d.podName(i), e, d.replicas)
 		}
 	}
 }
