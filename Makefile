@@ -13,7 +13,7 @@ FUZZ_FSM  := FuzzParseBody FuzzParseUpdate FuzzParsePath FuzzApply FuzzParseQuer
 DATA_DIR  ?= ./arbor-data
 
 .DEFAULT_GOAL := help
-.PHONY: help run build test test-e2e bench bench-cluster fuzz lint image clean
+.PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image clean
 
 ## help: list the targets
 help:
@@ -34,6 +34,10 @@ test: lint
 ## test-e2e: only the end-to-end tests, which start real arbor processes
 test-e2e:
 	$(GO) test -race -timeout 20m -v ./cmd/arbor/e2e/...
+
+## test-abuse: hostile but authenticated clients against three real nodes (a normal build): large writes, connection floods, slow bodies, bad overrides; the cluster must keep its leader and serve a canary (docs/RELIABILITY.md)
+test-abuse: build
+	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -tags abuse -run '^TestAbuse$$' -count=1 -timeout 15m -v ./cmd/arbor/e2e
 
 ## bench: every benchmark, then the three-node cluster's figures (bench-cluster), then arbor vs etcd vs a bare handler (scripts/bench/run.sh)
 bench: build

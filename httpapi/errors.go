@@ -36,6 +36,7 @@ var errorTable = []errorClass{
 	{fsm.ErrInvalidData, http.StatusBadRequest, fsm.MsgInvalidJSON},
 	{fsm.ErrBadRequest, http.StatusBadRequest, "Bad request"},
 	{fsm.ErrTooLarge, http.StatusRequestEntityTooLarge, fsm.MsgWriteTooBig},
+	{errSlowBody, http.StatusRequestTimeout, msgSlowBody},
 	{fsm.ErrPreconditionFailed, http.StatusPreconditionFailed, "Precondition failed"},
 	{fsm.ErrPermissionDenied, http.StatusUnauthorized, fsm.MsgPermission},
 	{fsm.ErrUnauthenticated, http.StatusUnauthorized, msgBadToken},
@@ -105,6 +106,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		return
 	}
 	status, msg := classify(err)
+	if errors.Is(err, errSlowBody) {
+		// The rest of the body is not worth waiting for: without this Go's
+		// server would try to read it to keep the connection.
+		c.Header("Connection", "close")
+	}
 	switch {
 	case status == http.StatusInternalServerError:
 		s.log.Error("internal error", "method", c.Request.Method, "path", c.Request.URL.EscapedPath(), "err", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -111,16 +112,27 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 	return cmd, nil
 }
 
-// readBody reads a PUT/POST/PATCH body through the write size limit.
+// readBody reads a PUT/POST/PATCH body through the write size limit and
+// the body's pace rules (bodyReader). A declared length over the limit is
+// refused before a byte is read, so "Expect: 100-continue" gets its 413
+// instead of "100 Continue".
 func readBody(c *gin.Context, limit int64) ([]byte, error) {
 	if c.Request.Body == nil {
 		return nil, errMissingData
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	if c.Request.ContentLength > limit {
+		return nil, errWriteTooBig
+	}
+	br := newBodyReader(c.Writer, http.MaxBytesReader(c.Writer, c.Request.Body, limit), time.Now)
+	body, err := io.ReadAll(br)
+	br.done()
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			return nil, errWriteTooBig
+		case errors.Is(err, errSlowBody):
+			return nil, err
 		}
 		return nil, badRequest("Could not read the request body")
 	}

@@ -32,11 +32,12 @@ type httpsServer struct {
 // listenHTTPS starts serving h over TLS (1.2 or newer) on addr, logs the
 // address it really listens on (addr may have port 0) and writes it to
 // addrFile for tools and tests.
-func listenHTTPS(addr, addrFile string, h http.Handler, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), logger *slog.Logger) (*httpsServer, error) {
-	ln, err := net.Listen("tcp", addr)
+func listenHTTPS(addr, addrFile string, maxConns int, h http.Handler, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), logger *slog.Logger) (*httpsServer, error) {
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for HTTPS: %w", err)
 	}
+	ln := newLimitListener(raw, maxConns)
 	s := &httpsServer{
 		srv: &http.Server{
 			Handler:           h,
@@ -51,7 +52,7 @@ func listenHTTPS(addr, addrFile string, h http.Handler, getCert func(*tls.Client
 	}
 	go func() { s.errc <- s.srv.ServeTLS(ln, "", "") }()
 	actual := ln.Addr().String()
-	logger.Info("listening", "addr", actual)
+	logger.Info("listening", "addr", actual, "max_connections", maxConns)
 	if err := writeFileAtomic(addrFile, []byte(actual+"\n"), 0o644); err != nil {
 		s.srv.Close()
 		return nil, fmt.Errorf("write %s: %w", addrFile, err)

@@ -134,7 +134,16 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return abort(fmt.Errorf("build HTTP API: %w", err))
 	}
-	web, err := listenHTTPS(cfg.HTTPAddr, addrFile(cfg.DataDir), api.Handler(), certs.GetCertificate, logger)
+	fds, err := raiseFDLimit()
+	if err != nil {
+		logger.Warn("could not raise the file descriptor limit", "limit", fds, "err", err)
+	}
+	maxConns := connectionLimit(cfg.MaxConnections, fds)
+	if uint64(maxConns)+fdReserve > fds {
+		logger.Warn("--max-connections leaves fewer descriptors than the node needs for Raft, gossip and snapshots under a connection flood",
+			"max_connections", maxConns, "fd_limit", fds, "reserve", fdReserve)
+	}
+	web, err := listenHTTPS(cfg.HTTPAddr, addrFile(cfg.DataDir), maxConns, api.Handler(), certs.GetCertificate, logger)
 	if err != nil {
 		return abort(err)
 	}

@@ -44,6 +44,7 @@ type serveConfig struct {
 	LogFormat              string
 	RaftTiming             string
 	ShutdownTimeout        time.Duration
+	MaxConnections         int
 
 	// level is LogLevel parsed by validate.
 	level slog.Level
@@ -108,6 +109,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.StringVar(&c.RaftTiming, "raft-timing", c.RaftTiming, "Raft timeouts: default or fast (fast is for tests)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time allowed for a graceful shutdown after SIGTERM")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "client HTTPS connections served at once; more wait to be accepted (0: the descriptor limit, raised to its maximum at start, less 1024 kept for Raft, gossip and snapshots, at most 16384)")
 }
 
 // parseServeConfig reads the flags in args, then the ARBOR_* environment

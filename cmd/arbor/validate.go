@@ -87,6 +87,9 @@ func (c *serveConfig) validate() error {
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("--shutdown-timeout %s: must be positive", c.ShutdownTimeout)
 	}
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("--max-connections %d: must be 0 (automatic) or positive", c.MaxConnections)
+	}
 	if c.SnapshotThreshold == 0 {
 		return errors.New("--snapshot-threshold: must be at least 1")
 	}
