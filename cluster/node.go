@@ -67,6 +67,8 @@ type Node struct {
 	// votes nor campaigns.
 	catchingUp atomic.Bool
 	catchUpMu  sync.Mutex // serialises finishCatchUp
+	// chunking admits one chunked command at a time (propose.go).
+	chunking chan struct{}
 
 	readyIndex    atomic.Uint64
 	leaderChanges atomic.Uint64
@@ -128,6 +130,7 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		stop:         make(chan struct{}),
 		missingSince: map[raft.ServerID]time.Time{},
 		stableSince:  map[raft.ServerID]time.Time{},
+		chunking:     make(chan struct{}, 1),
 		formats:      d.formats,
 	}
 	if n.formats.kinds == nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -41,8 +42,8 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	} else {
 		data = c.Encode()
 	}
-	if len(data) > MaxEntryBytes {
-		return fsm.Answer{}, errEntryTooBig(len(data)) // refused here, not after a trip to the leader
+	if limit := n.writeLimit(); len(data) > limit {
+		return fsm.Answer{}, errEntryTooBig(len(data), limit) // refused here, not after a trip to the leader
 	}
 	for {
 		t, err := n.route(ctx, "propose")
@@ -73,28 +74,113 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	}
 }
 
-// MaxEntryBytes caps one log entry. hashicorp/raft replicates an entry
-// in one AppendEntries RPC and applies it in one step, so an entry of
-// tens of megabytes stalls every other write and can cost the leader its
-// lease: measured on two cores (three nodes, mutual TLS), a 16 MiB write
-// commits in 0.3–0.8 s with other clients' p99 at 60 ms and no election;
-// 40 MB stalls them 3 s, and 100 MB forces an election and times out
-// after it was applied. A write whose entry would be larger is refused
-// with 413 before anything is logged (docs/RELIABILITY.md).
+// MaxEntryBytes caps a write that must travel as one log entry: while a
+// member of a release before chunked commands (entry format 3) is in the
+// cluster. hashicorp/raft replicates an entry in one AppendEntries RPC,
+// stores it with one fsync and applies it in one step, so an entry of tens
+// of megabytes stalls every other write and can cost the leader its
+// lease: measured on two cores (three nodes, mutual TLS), 40 MB stalled
+// others 3 s, and 100 MB forced an election and timed out after it was
+// applied. A larger write is refused with 413 before anything is logged.
 const MaxEntryBytes = 17 << 20
 
-// errEntryTooBig is the 413 of a write whose entry exceeds MaxEntryBytes.
-func errEntryTooBig(size int) error {
-	return fmt.Errorf("propose: entry of %d bytes exceeds the %d-byte limit of one replicated write: %w",
-		size, MaxEntryBytes, fsm.Public(fsm.ErrTooLarge, fsm.MsgWriteTooBig))
+// MaxCommandBytes caps a chunked write (every member applies format 3).
+// Chunks keep each entry small, but the whole command is still buffered,
+// assembled and applied on every node, so its size costs memory and CPU
+// everywhere at once: measured on two cores (three nodes), 16 MiB and
+// 40 MiB writes commit with other clients' p99 at 50–125 ms and no
+// election, while 64 MB and 100 MB writes cost an election. Larger writes
+// are refused with 413 (docs/RELIABILITY.md).
+const MaxCommandBytes = 42 << 20
+
+// chunkWindow is how many chunks of one command may be waiting for their
+// commit at once: enough to keep the log busy, few enough that other
+// writes get appended between them.
+const chunkWindow = 4
+
+// errEntryTooBig is the 413 of a write over size bytes.
+func errEntryTooBig(size, limit int) error {
+	return fmt.Errorf("propose: command of %d bytes exceeds the %d-byte limit of one replicated write: %w",
+		size, limit, fsm.Public(fsm.ErrTooLarge, fsm.MsgWriteTooBig))
+}
+
+// writeLimit is the largest command this node may propose now.
+func (n *Node) writeLimit() int {
+	if n.CanPropose(fsm.CmdChunk) == nil {
+		return MaxCommandBytes
+	}
+	return MaxEntryBytes
 }
 
 // applyLocal appends data to the log on this node, the leader, and waits
 // for it to be committed and applied.
 func (n *Node) applyLocal(ctx context.Context, data []byte) (fsm.Result, error) {
-	if len(data) > MaxEntryBytes {
-		return fsm.Result{}, errEntryTooBig(len(data))
+	if limit := n.writeLimit(); len(data) > limit {
+		return fsm.Result{}, errEntryTooBig(len(data), limit)
 	}
+	if len(data) > fsm.ChunkBytes && n.CanPropose(fsm.CmdChunk) == nil {
+		return n.applyChunked(ctx, data)
+	}
+	return n.applyEntry(ctx, data)
+}
+
+// applyChunked replicates a large command as chunk entries (fsm/chunk.go),
+// at most chunkWindow of them awaiting their commit at a time, and returns
+// what the state machine answered when the last one was applied. Until the
+// last chunk is appended the command is certainly not applied: a failure
+// before it is a retry (errRetry) or a timeout with nothing written.
+func (n *Node) applyChunked(ctx context.Context, data []byte) (fsm.Result, error) {
+	select { // the state machine assembles one chunked command at a time
+	case n.chunking <- struct{}{}:
+	case <-ctx.Done():
+		return fsm.Result{}, deadlineError("propose", "another large write still replicating", fsm.ErrTimeout, ctx.Err())
+	}
+	defer func() { <-n.chunking }()
+	var op fsm.ChunkID
+	if _, err := rand.Read(op[:]); err != nil {
+		return fsm.Result{}, fmt.Errorf("propose: chunk id: %w", err)
+	}
+	total := (len(data) + fsm.ChunkBytes - 1) / fsm.ChunkBytes
+	piece := func(i int) []byte {
+		return fsm.EncodeChunk(op, i, total, data[i*fsm.ChunkBytes:min((i+1)*fsm.ChunkBytes, len(data))])
+	}
+	var inflight []raft.ApplyFuture
+	wait := func(f raft.ApplyFuture) error {
+		if err := waitFuture(ctx, f); err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+				return deadlineError("propose", "large write not replicated in time; nothing was applied", fsm.ErrTimeout, ctxErr)
+			}
+			return raftError("propose", err, true) // not applied: safe to route again
+		}
+		if r, ok := f.Response().(*fsm.ApplyResponse); ok && r.Err != nil {
+			return fmt.Errorf("propose: chunk refused: %w", r.Err)
+		}
+		return nil
+	}
+	for i := range total - 1 {
+		if len(inflight) == chunkWindow {
+			if err := wait(inflight[0]); err != nil {
+				return fsm.Result{}, err
+			}
+			inflight = inflight[1:]
+		}
+		enqueue := n.cfg.WriteTimeout
+		if dl, ok := ctx.Deadline(); ok {
+			enqueue = time.Until(dl)
+		}
+		inflight = append(inflight, n.raft.Apply(piece(i), enqueue))
+	}
+	for _, f := range inflight {
+		if err := wait(f); err != nil {
+			return fsm.Result{}, err
+		}
+	}
+	return n.applyEntry(ctx, piece(total-1))
+}
+
+// applyEntry appends one entry to the log on this node, the leader, and
+// waits for it to be committed and applied.
+func (n *Node) applyEntry(ctx context.Context, data []byte) (fsm.Result, error) {
 	enqueue := n.cfg.WriteTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		enqueue = time.Until(dl)

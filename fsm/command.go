@@ -28,7 +28,7 @@ const (
 
 // CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it.
-const CommandVersion = 2
+const CommandVersion = 3
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -60,6 +60,7 @@ func (k CommandKind) PlainKind() CommandKind {
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
 	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
+	CmdChunk: 3,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and

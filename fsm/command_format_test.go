@@ -10,9 +10,10 @@ import (
 // leaves the old kinds' entries readable by older members (SPEC §9).
 func TestEncodeStampsTheKindsFormat(t *testing.T) {
 	kinds := CommandKinds()
-	if len(kinds) != 6 {
+	if len(kinds) != 7 || kinds[CmdChunk] != 3 {
 		t.Fatalf("CommandKinds() = %v", kinds)
 	}
+	delete(kinds, CmdChunk) // its own layout: chunk_test.go
 	for kind, format := range kinds {
 		if format < 1 || format > CommandVersion {
 			t.Errorf("kind %d: format %d outside 1..%d", kind, format, CommandVersion)
@@ -31,6 +32,9 @@ func TestEncodeStampsTheKindsFormat(t *testing.T) {
 		}
 	}
 	kinds[CmdSet] = 99 // the copy is the caller's
+	if CmdChunk.EntryFormat() != 3 {
+		t.Fatal("CommandKinds returned the table itself")
+	}
 	if CmdSet.EntryFormat() != 1 {
 		t.Fatal("CommandKinds returned the table itself")
 	}

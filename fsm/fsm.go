@@ -17,6 +17,9 @@ type state struct {
 	lastPushTime int64
 	lastRand     [12]byte
 	index        uint64
+	// chunks is a chunked command being assembled (chunk.go); never in a
+	// snapshot.
+	chunks *pendingChunks
 }
 
 // ApplyResponse is what FSM.Apply returns through raft's ApplyFuture.Response.
@@ -148,9 +151,20 @@ func step(s *state, l *raft.Log) (next *state, resp interface{}, events []Event,
 	if l.Type != raft.LogCommand {
 		n := *s
 		n.index = l.Index
+		n.expireChunks(l.Index, l.Term)
 		return &n, nil, nil, nil
 	}
-	next, res, events, err := applyEntry(s, l.Data)
+	var (
+		res Result
+		err error
+	)
+	if k, kerr := EntryKind(l.Data); kerr == nil && k == CmdChunk && int(l.Data[0]) == CmdChunk.EntryFormat() {
+		next, res, events, err = applyChunk(s, l.Data, l.Index, l.Term)
+	} else {
+		n := *s
+		n.expireChunks(l.Index, l.Term)
+		next, res, events, err = applyEntry(&n, l.Data)
+	}
 	if errors.Is(err, ErrUnsupportedVersion) {
 		return nil, nil, nil, &UnsupportedEntryError{Index: l.Index, Err: err}
 	}
@@ -164,7 +178,11 @@ func step(s *state, l *raft.Log) (next *state, resp interface{}, events []Event,
 
 // Snapshot captures the current state in O(1). It implements raft.FSM.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	return &snapshot{s: f.cur.Load()}, nil
+	s := f.cur.Load()
+	if s.chunks != nil {
+		return nil, ErrChunkPending
+	}
+	return &snapshot{s: s}, nil
 }
 
 // Restore replaces the state with a snapshot. It implements raft.FSM.

@@ -1,0 +1,112 @@
+package fsm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A command too large for one log entry travels as a run of CmdChunk
+// entries (entry format 3), each at most ChunkBytes of the encoded
+// command; the state machine buffers them and applies the command, as one
+// atomic write, when the last one is applied. One Raft entry is
+// replicated in one RPC, stored with one fsync and applied in one step, so
+// a 16 MiB entry held every other write up for half a second; chunks
+// let other writes commit in between (docs/RELIABILITY.md).
+//
+// Chunk entry: version(3) kind(7) flags(0) op(16) seq(uvarint)
+// total(uvarint) len(uvarint) bytes.
+const (
+	// CmdChunk is one piece of a large command (see above).
+	CmdChunk CommandKind = 7
+	// ChunkBytes is the largest piece a chunk entry carries.
+	ChunkBytes = 1 << 20
+	// chunkAbandonAfter drops a buffered command whose next chunk has not
+	// come within this many log entries (its proposer gave up).
+	chunkAbandonAfter = 10000
+)
+
+// ChunkID names one chunked command.
+type ChunkID [16]byte
+
+// ErrChunkPending refuses a snapshot while a chunked command is half
+// applied: its buffered pieces are in the log, not in the snapshot, so a
+// snapshot is taken only between chunked commands (Raft retries later).
+var ErrChunkPending = errors.New("a chunked command is half applied; snapshot later")
+
+// EncodeChunk is the seq-th of total chunk entries of command op.
+func EncodeChunk(op ChunkID, seq, total int, piece []byte) []byte {
+	b := make([]byte, 0, 32+len(piece))
+	b = append(b, byte(CmdChunk.EntryFormat()), byte(CmdChunk), 0)
+	b = append(b, op[:]...)
+	b = binary.AppendUvarint(b, uint64(seq))
+	b = binary.AppendUvarint(b, uint64(total))
+	return appendBytes(b, piece)
+}
+
+// pendingChunks is the command being assembled; part of state, shared
+// by the states that follow (appends copy).
+type pendingChunks struct {
+	op    ChunkID
+	term  uint64
+	last  uint64 // index of the last chunk applied
+	total int
+	parts [][]byte
+}
+
+// applyChunk buffers a chunk entry at index (term) and, for the last one,
+// applies the whole command. Pieces that do not follow on are refused
+// (the command is dropped); a chunk of another command drops the one
+// being assembled (its proposer gave up).
+func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Event, error) {
+	next := *s
+	d := decoder{b: data[3:]}
+	var op ChunkID
+	copy(op[:], d.take(len(op)))
+	seq, total := d.uvarint(), d.uvarint()
+	piece := d.bytes()
+	if d.err != nil || total < 2 || seq >= total {
+		next.chunks = nil
+		return &next, Result{}, nil, fmt.Errorf("chunk entry %d: malformed: %w", index, ErrInvalidData)
+	}
+	p := next.chunks
+	if p == nil || p.op != op {
+		p = nil
+	}
+	if (p == nil && seq != 0) || (p != nil && (int(seq) != len(p.parts) || int(total) != p.total)) {
+		next.chunks = nil
+		return &next, Result{}, nil, fmt.Errorf("chunk %d of %d out of order: %w", seq, total, ErrInvalidData)
+	}
+	if p == nil {
+		p = &pendingChunks{op: op, total: int(total)}
+	}
+	q := *p
+	q.term, q.last = term, index
+	q.parts = append(q.parts[:len(q.parts):len(q.parts)], piece)
+	if len(q.parts) < q.total {
+		next.chunks = &q
+		return &next, Result{}, nil, nil
+	}
+	size := 0
+	for _, part := range q.parts {
+		size += len(part)
+	}
+	whole := make([]byte, 0, size)
+	for _, part := range q.parts {
+		whole = append(whole, part...)
+	}
+	next.chunks = nil
+	if k, err := EntryKind(whole); err != nil || k == CmdChunk {
+		return &next, Result{}, nil, fmt.Errorf("chunked command: not a command: %w", ErrInvalidData)
+	}
+	return applyEntry(&next, whole)
+}
+
+// expireChunks drops a command being assembled once a newer term's entry
+// is applied (its leader is gone, and the next one never continues it) or
+// its next chunk is overdue.
+func (s *state) expireChunks(index, term uint64) {
+	if p := s.chunks; p != nil && (term > p.term || index > p.last+chunkAbandonAfter) {
+		s.chunks = nil
+	}
+}

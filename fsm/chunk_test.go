@@ -1,0 +1,141 @@
+package fsm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// chunkLogs splits entry into chunk logs of size bytes from index on.
+func chunkLogs(op ChunkID, entry []byte, size int, index, term uint64) []*raft.Log {
+	var pieces [][]byte
+	for len(entry) > 0 {
+		n := min(size, len(entry))
+		pieces = append(pieces, entry[:n])
+		entry = entry[n:]
+	}
+	var logs []*raft.Log
+	for i, p := range pieces {
+		logs = append(logs, &raft.Log{Index: index + uint64(i), Term: term, Type: raft.LogCommand, Data: EncodeChunk(op, i, len(pieces), p)})
+	}
+	return logs
+}
+
+// TestChunkedCommandAppliesAtTheLastChunk: a command split into chunks
+// changes nothing until its last chunk, then answers and changes the tree
+// exactly as the whole entry would.
+func TestChunkedCommandAppliesAtTheLastChunk(t *testing.T) {
+	c, _ := parsedTwin(cmd(t, CmdUpdate, "/u", `{"a/b":"`+strings.Repeat("x", 5000)+`","c":{".sv":"timestamp"}}`))
+	entry := c.EncodeParsed()
+	whole := New()
+	want := whole.Apply(&raft.Log{Index: 1, Term: 1, Type: raft.LogCommand, Data: entry}).(*ApplyResponse)
+
+	f := New()
+	logs := chunkLogs(ChunkID{1}, entry, 1000, 1, 1)
+	var last *ApplyResponse
+	for i, l := range logs {
+		last = f.Apply(l).(*ApplyResponse)
+		if i < len(logs)-1 && (f.Root() != nil || last.Err != nil) {
+			t.Fatalf("chunk %d: tree %s, err %v", i, renderExport(f.Root()), last.Err)
+		}
+		if _, err := f.Snapshot(); i < len(logs)-1 && !errors.Is(err, ErrChunkPending) {
+			t.Fatalf("snapshot with a command half applied: %v", err)
+		}
+	}
+	if last.Err != nil || renderExport(f.Root()) != renderExport(whole.Root()) || last.Result.ETag != want.Result.ETag {
+		t.Fatalf("chunked: %v %s, whole: %s", last.Err, renderExport(f.Root()), renderExport(whole.Root()))
+	}
+	if _, err := f.Snapshot(); err != nil {
+		t.Fatalf("snapshot after the command: %v", err)
+	}
+}
+
+// TestChunkedCommandAbandoned: a newer term, another command's first
+// chunk, a chunk out of order, or a long silence drop the command being
+// assembled; nothing of it is applied.
+func TestChunkedCommandAbandoned(t *testing.T) {
+	set := cmd(t, CmdSet, "/x", `"`+strings.Repeat("y", 3000)+`"`)
+	entry := set.Encode()
+	other := cmd(t, CmdSet, "/other", "1")
+	logs := chunkLogs(ChunkID{1}, entry, 1000, 1, 1)
+	for name, tc := range map[string]func(f *FSM){
+		"new term": func(f *FSM) {
+			f.Apply(&raft.Log{Index: 2, Term: 2, Type: raft.LogNoop})
+		},
+		"another command": func(f *FSM) {
+			f.Apply(chunkLogs(ChunkID{2}, entry, 1000, 2, 1)[0])
+		},
+		"out of order": func(f *FSM) {
+			l := *logs[2]
+			l.Index = 2
+			if r := f.Apply(&l).(*ApplyResponse); !errors.Is(r.Err, ErrInvalidData) {
+				t.Fatalf("out of order chunk: %v", r.Err)
+			}
+		},
+		"silence": func(f *FSM) {
+			f.Apply(&raft.Log{Index: 2 + chunkAbandonAfter, Term: 1, Type: raft.LogCommand, Data: other.Encode()})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := New()
+			f.Apply(logs[0])
+			tc(f)
+			if _, err := f.Snapshot(); name != "another command" && err != nil {
+				t.Fatalf("still pending: %v", err)
+			}
+			// The rest of the first command no longer completes it.
+			for _, l := range logs[1:] {
+				l := *l
+				l.Index += 2 * chunkAbandonAfter
+				f.Apply(&l)
+			}
+			if got := f.Root().Child("x"); got != nil {
+				t.Fatalf("an abandoned command was applied: %s", renderExport(f.Root()))
+			}
+		})
+	}
+}
+
+// TestEncodeChunkRoundTrip keeps EncodeChunk's layout pinned.
+func TestEncodeChunkRoundTrip(t *testing.T) {
+	b := EncodeChunk(ChunkID{9}, 1, 3, []byte("abc"))
+	if b[0] != 3 || CommandKind(b[1]) != CmdChunk || !bytes.HasSuffix(b, []byte("\x03abc")) {
+		t.Fatalf("chunk entry %v", b)
+	}
+}
+
+// TestGoldenChunkEntries pins entry format 3: the golden set split into
+// two chunk entries applies as the set.
+func TestGoldenChunkEntries(t *testing.T) {
+	set, _ := parsedTwin(goldenCommands()["v1_set.bin"])
+	entry := set.EncodeParsed()
+	logs := chunkLogs(ChunkID{0xA7}, entry, len(entry)/2+1, 1, 1)
+	f := New()
+	for i, l := range logs {
+		file := filepath.Join("testdata", "golden", fmt.Sprintf("v3_chunk_%d.bin", i))
+		if *updateGolden {
+			if err := os.WriteFile(file, l.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, l.Data) {
+			t.Fatalf("%s: this build encodes differently from the committed entry", file)
+		}
+		if r := f.Apply(&raft.Log{Index: uint64(i + 1), Term: 1, Type: raft.LogCommand, Data: data}).(*ApplyResponse); r.Err != nil {
+			t.Fatalf("%s: %v", file, r.Err)
+		}
+	}
+	if got := renderExport(f.Root()); got != `{"users":{"jack":{"at":1700000000123,"n":1,"name":"Jack"}}}` {
+		t.Fatalf("tree after the golden chunks: %s", got)
+	}
+}
