@@ -124,7 +124,7 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		cfg:          cfg,
 		log:          cfg.Logger.With("node_id", cfg.NodeID),
 		fsm:          f,
-		rfsm:         &countingFSM{FSM: f},
+		rfsm:         &countingFSM{raftFSM: raftFSM{f}},
 		id:           raft.ServerID(cfg.NodeID),
 		obsCh:        make(chan raft.Observation, 64),
 		stop:         make(chan struct{}),

@@ -309,6 +309,6 @@ func DescribeServers(c raft.Configuration) []string { return describeServers(c.S
 // does not need it, and gives the replay a throwaway state.
 type fsmForRecovery struct{ f *fsm.FSM }
 
-func (r *fsmForRecovery) Apply(l *raft.Log) any               { return r.f.Apply(l) }
-func (r *fsmForRecovery) Snapshot() (raft.FSMSnapshot, error) { return r.f.Snapshot() }
-func (r *fsmForRecovery) Restore(rc io.ReadCloser) error      { return r.f.Restore(rc) }
+func (r *fsmForRecovery) Apply(l *raft.Log) any               { return raftFSM{r.f}.Apply(l) }
+func (r *fsmForRecovery) Snapshot() (raft.FSMSnapshot, error) { return raftFSM{r.f}.Snapshot() }
+func (r *fsmForRecovery) Restore(rc io.ReadCloser) error      { return raftFSM{r.f}.Restore(rc) }

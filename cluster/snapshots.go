@@ -7,22 +7,20 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/arbordb/arbor/fsm"
 )
 
 // countingFSM is the FSM as Raft sees it: it counts the snapshots installed
 // from the leader (restores after start-up; the one at start-up is this
 // node's own), which says that a lagging node was caught up by snapshot.
 type countingFSM struct {
-	*fsm.FSM
+	raftFSM
 	started  atomic.Bool
 	installs atomic.Uint64
 }
 
 // Restore implements raft.FSM.
 func (c *countingFSM) Restore(rc io.ReadCloser) error {
-	if err := c.FSM.Restore(rc); err != nil {
+	if err := c.raftFSM.Restore(rc); err != nil {
 		return err
 	}
 	if c.started.Load() {

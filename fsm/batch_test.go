@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
-
-	"github.com/hashicorp/raft"
 )
 
 // describeResponse renders an Apply response for comparison.
-func describeResponse(r interface{}) string {
-	if r == nil {
+func describeResponse(a *ApplyResponse) string {
+	if a == nil {
 		return "<nil>"
 	}
-	a := r.(*ApplyResponse)
 	return fmt.Sprintf("%s|%s|%s|%d|%v", renderExport(a.Result.Value), a.Result.Name, a.Result.ETag, a.Result.Index, a.Err)
 }
 
@@ -34,15 +31,15 @@ func describeEvents(evs []Event) string {
 
 // entries encodes cmds as log entries from index 1, with a configuration
 // entry (which ApplyBatch receives and Apply never does) every 17th.
-func entries(cmds []Command) []*raft.Log {
-	var logs []*raft.Log
+func entries(cmds []Command) []Entry {
+	var logs []Entry
 	for _, c := range cmds {
 		idx := uint64(len(logs) + 1)
 		if idx%17 == 0 {
-			logs = append(logs, &raft.Log{Index: idx, Type: raft.LogConfiguration})
+			logs = append(logs, Entry{Index: idx})
 			idx++
 		}
-		logs = append(logs, &raft.Log{Index: idx, Type: raft.LogCommand, Data: c.Encode()})
+		logs = append(logs, Entry{Index: idx, Command: true, Data: c.Encode()})
 	}
 	return logs
 }
@@ -60,7 +57,7 @@ func TestApplyBatchMatchesApply(t *testing.T) {
 
 		var respOne, respBatched []string
 		for _, l := range logs {
-			if l.Type == raft.LogCommand {
+			if l.Command {
 				respOne = append(respOne, describeResponse(one.Apply(l)))
 			} else {
 				respOne = append(respOne, describeResponse(nil))
@@ -105,10 +102,10 @@ func TestApplyBatchStopsAtNewerEntry(t *testing.T) {
 	good := Command{Kind: CmdSet, Path: Path{"a"}, Body: []byte(`1`)}
 	newer := good.Encode()
 	newer[0] = CommandVersion + 1
-	logs := []*raft.Log{
-		{Index: 1, Type: raft.LogCommand, Data: good.Encode()},
-		{Index: 2, Type: raft.LogCommand, Data: newer},
-		{Index: 3, Type: raft.LogCommand, Data: good.Encode()},
+	logs := []Entry{
+		{Index: 1, Command: true, Data: good.Encode()},
+		{Index: 2, Command: true, Data: newer},
+		{Index: 3, Command: true, Data: good.Encode()},
 	}
 	defer func() {
 		p := recover()
@@ -131,10 +128,10 @@ func TestApplyBatchWakesWaiters(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.WaitApplied(t.Context(), 2) }()
 	c := Command{Kind: CmdSet, Path: Path{"a"}, Body: []byte(`1`)}
-	f.ApplyBatch([]*raft.Log{
-		{Index: 1, Type: raft.LogCommand, Data: c.Encode()},
-		{Index: 2, Type: raft.LogCommand, Data: c.Encode()},
-		{Index: 3, Type: raft.LogConfiguration},
+	f.ApplyBatch([]Entry{
+		{Index: 1, Command: true, Data: c.Encode()},
+		{Index: 2, Command: true, Data: c.Encode()},
+		{Index: 3},
 	})
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -154,22 +151,22 @@ func BenchmarkApplyOneBy1(b *testing.B) { benchApplyBatch(b, 1) }
 
 func benchApplyBatch(b *testing.B, size int) {
 	f := New()
-	logs := make([]*raft.Log, 1024)
+	logs := make([]Entry, 1024)
 	for i := range logs {
 		c := Command{Kind: CmdSet, Path: Path{"bench", fmt.Sprintf("k%d", i%1000)}, Body: []byte(`"` + string(bytes.Repeat([]byte("x"), 100)) + `"`)}
-		logs[i] = &raft.Log{Type: raft.LogCommand, Data: c.Encode()}
+		logs[i] = Entry{Command: true, Data: c.Encode()}
 	}
 	var index uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(size, b.N-done)
-		batch := make([]*raft.Log, n)
+		batch := make([]Entry, n)
 		for i := range batch {
 			index++
-			l := *logs[int(index)%len(logs)]
+			l := logs[int(index)%len(logs)]
 			l.Index = index
-			batch[i] = &l
+			batch[i] = l
 		}
 		if size == 1 {
 			f.Apply(batch[0])

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // bigFSM returns an FSM whose node /big has n children.
@@ -41,7 +39,7 @@ func BenchmarkApplySetDepth5(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		f.index++
-		f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: data})
+		f.Apply(Entry{Index: f.index, Command: true, Data: data})
 	}
 }
 
@@ -53,7 +51,7 @@ func BenchmarkApplyPushInto1MChildren(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		c.Now++
 		f.index++
-		f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: c.Encode()})
+		f.Apply(Entry{Index: f.index, Command: true, Data: c.Encode()})
 	}
 }
 
@@ -73,7 +71,7 @@ func BenchmarkApplyPatch100Fields(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		f.index++
-		f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: data})
+		f.Apply(Entry{Index: f.index, Command: true, Data: data})
 	}
 }
 
@@ -111,7 +109,7 @@ func benchStall(b *testing.B, snapshots bool) {
 			start := time.Now()
 			mu.Lock()
 			f.index++
-			f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: c.Encode()})
+			f.Apply(Entry{Index: f.index, Command: true, Data: c.Encode()})
 			mu.Unlock()
 			if d := time.Since(start).Nanoseconds(); d > maxStall.Load() {
 				maxStall.Store(d)

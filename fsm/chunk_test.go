@@ -8,21 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/raft"
 )
 
 // chunkLogs splits entry into chunk logs of size bytes from index on.
-func chunkLogs(op ChunkID, entry []byte, size int, index, term uint64) []*raft.Log {
+func chunkLogs(op ChunkID, entry []byte, size int, index, term uint64) []Entry {
 	var pieces [][]byte
 	for len(entry) > 0 {
 		n := min(size, len(entry))
 		pieces = append(pieces, entry[:n])
 		entry = entry[n:]
 	}
-	var logs []*raft.Log
+	var logs []Entry
 	for i, p := range pieces {
-		logs = append(logs, &raft.Log{Index: index + uint64(i), Term: term, Type: raft.LogCommand, Data: EncodeChunk(op, i, len(pieces), p)})
+		logs = append(logs, Entry{Index: index + uint64(i), Term: term, Command: true, Data: EncodeChunk(op, i, len(pieces), p)})
 	}
 	return logs
 }
@@ -34,13 +32,13 @@ func TestChunkedCommandAppliesAtTheLastChunk(t *testing.T) {
 	c, _ := parsedTwin(cmd(t, CmdUpdate, "/u", `{"a/b":"`+strings.Repeat("x", 5000)+`","c":{".sv":"timestamp"}}`))
 	entry := c.EncodeParsed()
 	whole := New()
-	want := whole.Apply(&raft.Log{Index: 1, Term: 1, Type: raft.LogCommand, Data: entry}).(*ApplyResponse)
+	want := whole.Apply(Entry{Index: 1, Term: 1, Command: true, Data: entry})
 
 	f := New()
 	logs := chunkLogs(ChunkID{1}, entry, 1000, 1, 1)
 	var last *ApplyResponse
 	for i, l := range logs {
-		last = f.Apply(l).(*ApplyResponse)
+		last = f.Apply(l)
 		if i < len(logs)-1 && (f.Root() != nil || last.Err != nil) {
 			t.Fatalf("chunk %d: tree %s, err %v", i, renderExport(f.Root()), last.Err)
 		}
@@ -66,20 +64,20 @@ func TestChunkedCommandAbandoned(t *testing.T) {
 	logs := chunkLogs(ChunkID{1}, entry, 1000, 1, 1)
 	for name, tc := range map[string]func(f *FSM){
 		"new term": func(f *FSM) {
-			f.Apply(&raft.Log{Index: 2, Term: 2, Type: raft.LogNoop})
+			f.Apply(Entry{Index: 2, Term: 2})
 		},
 		"another command": func(f *FSM) {
 			f.Apply(chunkLogs(ChunkID{2}, entry, 1000, 2, 1)[0])
 		},
 		"out of order": func(f *FSM) {
-			l := *logs[2]
+			l := logs[2]
 			l.Index = 2
-			if r := f.Apply(&l).(*ApplyResponse); !errors.Is(r.Err, ErrInvalidData) {
+			if r := f.Apply(l); !errors.Is(r.Err, ErrInvalidData) {
 				t.Fatalf("out of order chunk: %v", r.Err)
 			}
 		},
 		"silence": func(f *FSM) {
-			f.Apply(&raft.Log{Index: 2 + chunkAbandonAfter, Term: 1, Type: raft.LogCommand, Data: other.Encode()})
+			f.Apply(Entry{Index: 2 + chunkAbandonAfter, Term: 1, Command: true, Data: other.Encode()})
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -91,9 +89,9 @@ func TestChunkedCommandAbandoned(t *testing.T) {
 			}
 			// The rest of the first command no longer completes it.
 			for _, l := range logs[1:] {
-				l := *l
+				l := l
 				l.Index += 2 * chunkAbandonAfter
-				f.Apply(&l)
+				f.Apply(l)
 			}
 			if got := f.Root().Child("x"); got != nil {
 				t.Fatalf("an abandoned command was applied: %s", renderExport(f.Root()))
@@ -131,7 +129,7 @@ func TestGoldenChunkEntries(t *testing.T) {
 		if !bytes.Equal(data, l.Data) {
 			t.Fatalf("%s: this build encodes differently from the committed entry", file)
 		}
-		if r := f.Apply(&raft.Log{Index: uint64(i + 1), Term: 1, Type: raft.LogCommand, Data: data}).(*ApplyResponse); r.Err != nil {
+		if r := f.Apply(Entry{Index: uint64(i + 1), Term: 1, Command: true, Data: data}); r.Err != nil {
 			t.Fatalf("%s: %v", file, r.Err)
 		}
 	}

@@ -134,7 +134,7 @@ func TestSnapshotRoundTripThroughRaftInterfaces(t *testing.T) {
 	data := sink.Bytes()
 	data[len(data)/2] ^= 0xff
 	c := New()
-	if err := c.Restore(nopCloser{bytes.NewReader(data)}); err == nil {
+	if err := c.Restore(bytes.NewReader(data)); err == nil {
 		t.Fatal("corrupted snapshot restored")
 	}
 }

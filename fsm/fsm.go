@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-
-	"github.com/hashicorp/raft"
 )
 
 // state is one immutable version of everything Apply reads and writes.
@@ -39,7 +37,14 @@ type FSM struct {
 	sink    func([]Event)
 }
 
-var _ raft.BatchingFSM = (*FSM)(nil)
+// Entry is one log entry as the state machine applies it: its place in
+// the log and, for a command, its encoded data. Entries that are not
+// commands (configuration changes, no-ops) only advance the index.
+type Entry struct {
+	Index, Term uint64
+	Command     bool
+	Data        []byte
+}
 
 // New returns an empty FSM.
 func New() *FSM {
@@ -107,8 +112,9 @@ func (f *FSM) publish(s *state, events []Event) {
 	}
 }
 
-// Apply applies one log entry. It implements raft.FSM.
-func (f *FSM) Apply(l *raft.Log) interface{} {
+// Apply applies one log entry and returns its response (nil for an
+// entry that is not a command).
+func (f *FSM) Apply(l Entry) *ApplyResponse {
 	next, resp, events, stop := step(f.cur.Load(), l)
 	if stop != nil {
 		panic(stop)
@@ -118,14 +124,13 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 }
 
 // ApplyBatch applies a run of committed entries (commands and
-// configuration changes) in order, publishing the state once at the end.
-// It implements raft.BatchingFSM: a leader committing many writes at once
-// pays for one state swap and one wake-up of the waiting reads per batch
+// configuration changes) in order, publishing the state once at the end:
+// a leader committing many writes at once pays for one state swap and one wake-up of the waiting reads per batch
 // instead of one per write. Every entry's response is what Apply would have
 // returned, and the states in between are never visible, which readers
 // cannot tell from a batch applied faster.
-func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
-	resps := make([]interface{}, len(logs))
+func (f *FSM) ApplyBatch(logs []Entry) []*ApplyResponse {
+	resps := make([]*ApplyResponse, len(logs))
 	s := f.cur.Load()
 	var events []Event
 	for i, l := range logs {
@@ -147,8 +152,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 // release returns stop, the value to panic with: skipping it would make
 // this replica diverge silently, while stopping is safe — the node stays
 // down (and keeps its log) until it runs a release that can apply it.
-func step(s *state, l *raft.Log) (next *state, resp interface{}, events []Event, stop *UnsupportedEntryError) {
-	if l.Type != raft.LogCommand {
+func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, stop *UnsupportedEntryError) {
+	if !l.Command {
 		n := *s
 		n.index = l.Index
 		n.expireChunks(l.Index, l.Term)
@@ -176,19 +181,18 @@ func step(s *state, l *raft.Log) (next *state, resp interface{}, events []Event,
 	return next, &ApplyResponse{Result: res, Err: err}, events, nil
 }
 
-// Snapshot captures the current state in O(1). It implements raft.FSM.
-func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+// Snapshot captures the current state in O(1).
+func (f *FSM) Snapshot() (*Snapshot, error) {
 	s := f.cur.Load()
 	if s.chunks != nil {
 		return nil, ErrChunkPending
 	}
-	return &snapshot{s: s}, nil
+	return &Snapshot{s: s}, nil
 }
 
-// Restore replaces the state with a snapshot. It implements raft.FSM.
-func (f *FSM) Restore(rc io.ReadCloser) error {
-	defer rc.Close()
-	s, err := readSnapshot(rc)
+// Restore replaces the state with a snapshot read from r.
+func (f *FSM) Restore(r io.Reader) error {
+	s, err := readSnapshot(r)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package fsm
 import (
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/raft"
 )
 
 // testFSM wraps an FSM with a log index counter for tests.
@@ -17,7 +15,7 @@ func newTestFSM() *testFSM { return &testFSM{FSM: New()} }
 
 func (t *testFSM) apply(c Command) (Result, error) {
 	t.index++
-	r := t.Apply(&raft.Log{Index: t.index, Type: raft.LogCommand, Data: c.Encode()}).(*ApplyResponse)
+	r := t.Apply(Entry{Index: t.index, Command: true, Data: c.Encode()})
 	return r.Result, r.Err
 }
 

@@ -7,8 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
-
-	"github.com/hashicorp/raft"
 )
 
 // SnapshotVersion is the snapshot format version this release writes.
@@ -27,21 +25,18 @@ const snapshotMagic = "ARBORSNP"
 // The tree is rendered one top-level child at a time so Persist never holds
 // a second copy of the whole tree in memory.
 
-type snapshot struct{ s *state }
+// Snapshot is the state captured by FSM.Snapshot, ready to be written.
+type Snapshot struct{ s *state }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// Persist writes the captured state to sink. It implements raft.FSMSnapshot.
-func (sn *snapshot) Persist(sink raft.SnapshotSink) error {
-	if err := writeSnapshot(sink, sn.s); err != nil {
-		_ = sink.Cancel()
+// Persist writes the captured state to w in the snapshot format.
+func (sn *Snapshot) Persist(w io.Writer) error {
+	if err := writeSnapshot(w, sn.s); err != nil {
 		return fmt.Errorf("persist snapshot: %w", err)
 	}
-	return sink.Close()
+	return nil
 }
-
-// Release implements raft.FSMSnapshot; the captured state is garbage collected.
-func (sn *snapshot) Release() {}
 
 type crcWriter struct {
 	w   io.Writer

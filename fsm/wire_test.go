@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/raft"
 )
 
 // parsedTwin returns c with its body parsed as the HTTP layer parses it,
@@ -39,7 +37,7 @@ func applyBoth(t *testing.T, a, b *testFSM, text, parsed Command, o AnswerOption
 	ra, ea := a.apply(text)
 	b.index++
 	data := parsed.EncodeParsed()
-	resp := b.Apply(&raft.Log{Index: b.index, Type: raft.LogCommand, Data: data}).(*ApplyResponse)
+	resp := b.Apply(Entry{Index: b.index, Command: true, Data: data})
 	ansA, ea := AnswerFor(text.Kind, ra, ea, o)
 	ansB, eb := AnswerFor(parsed.Kind, resp.Result, resp.Err, o)
 	if (ea == nil) != (eb == nil) || (ea != nil && ea.Error() != eb.Error()) {
@@ -142,7 +140,7 @@ func TestGoldenParsedEntries(t *testing.T) {
 			t.Fatalf("%s decodes to %+v", file, got)
 		}
 		f.index++
-		f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: data})
+		f.Apply(Entry{Index: f.index, Command: true, Data: data})
 	}
 	if got := renderExport(f.Root()); got != goldenTree {
 		t.Fatalf("tree after parsed golden entries:\n got %s\nwant %s", got, goldenTree)
@@ -194,7 +192,7 @@ func TestIncrementOverflowIsRefused(t *testing.T) {
 	}
 	over, _ := parsedTwin(cmd(t, CmdSet, "/n/d", `{".sv":{"increment":1.7e308}}`))
 	f.index++
-	r := f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: over.EncodeParsed()}).(*ApplyResponse)
+	r := f.Apply(Entry{Index: f.index, Command: true, Data: over.EncodeParsed()})
 	var pub *PublicError
 	if !errors.As(r.Err, &pub) || pub.Message != msgIncrementOverflow || !errors.Is(r.Err, ErrInvalidData) {
 		t.Fatalf("overflowing increment: %v", r.Err)
@@ -204,13 +202,13 @@ func TestIncrementOverflowIsRefused(t *testing.T) {
 	}
 	patch, _ := parsedTwin(cmd(t, CmdUpdate, "/n", `{"x":1,"d":{".sv":{"increment":1e308}}}`))
 	f.index++
-	if r := f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: patch.EncodeParsed()}).(*ApplyResponse); !errors.Is(r.Err, ErrInvalidData) {
+	if r := f.Apply(Entry{Index: f.index, Command: true, Data: patch.EncodeParsed()}); !errors.Is(r.Err, ErrInvalidData) {
 		t.Fatalf("overflowing increment in a PATCH: %v", r.Err)
 	}
 	// An int overflow becomes a double, as before: not an error.
 	intOver, _ := parsedTwin(cmd(t, CmdSet, "/n/i", `{".sv":{"increment":1}}`))
 	f.index++
-	if r := f.Apply(&raft.Log{Index: f.index, Type: raft.LogCommand, Data: intOver.EncodeParsed()}).(*ApplyResponse); r.Err != nil {
+	if r := f.Apply(Entry{Index: f.index, Command: true, Data: intOver.EncodeParsed()}); r.Err != nil {
 		t.Fatalf("int overflow: %v", r.Err)
 	}
 	// Format 1: unchanged behaviour.

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbordb/arbor/fsm"
@@ -52,10 +51,9 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 	if c.Parsed {
 		data = c.EncodeParsed()
 	}
-	resp := d.f.Apply(&raft.Log{Index: d.index, Type: raft.LogCommand, Data: data})
-	ar, ok := resp.(*fsm.ApplyResponse)
-	if !ok {
-		return fsm.Answer{}, fmt.Errorf("apply returned %T", resp)
+	ar := d.f.Apply(fsm.Entry{Index: d.index, Command: true, Data: data})
+	if ar == nil {
+		return fsm.Answer{}, fmt.Errorf("apply of command %d answered nothing", d.index)
 	}
 	return fsm.AnswerFor(c.Kind, ar.Result, ar.Err, o)
 }
