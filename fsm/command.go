@@ -298,8 +298,7 @@ type Read struct {
 
 // ReadResult is the state a read observed.
 type ReadResult struct {
-	// Root is the whole tree at the observed index; Value the node at the path.
-	Root  *Node
+	// Value is the node at the path, at the observed index.
 	Value *Node
 	Index uint64
 }

@@ -62,7 +62,7 @@ func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
 // ReadLocal returns the value at p in the current state.
 func (f *FSM) ReadLocal(p Path) ReadResult {
 	s := f.cur.Load()
-	return ReadResult{Root: s.root, Value: s.root.Get(p), Index: s.index}
+	return ReadResult{Value: s.root.Get(p), Index: s.index}
 }
 
 // SetEventSink registers fn to receive the change events of the applied

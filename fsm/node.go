@@ -210,15 +210,6 @@ func (n *Node) EachReverse(fn func(key string, child *Node) bool) {
 	n.children.Reverse(func(e entry) bool { return fn(e.key, e.node) })
 }
 
-// LastKey returns the greatest child key of an object.
-func (n *Node) LastKey() (string, bool) {
-	if n.Kind() != KindObject {
-		return "", false
-	}
-	e, ok := n.children.Max()
-	return e.key, ok
-}
-
 // ETag is the node's content hash as sent in ETag headers: the same on every
 // replica, and changed whenever the value or a priority changes. The ETag of
 // null is "null_etag".

@@ -16,7 +16,6 @@ type request struct {
 	method     string // after X-HTTP-Method-Override
 	path       fsm.Path
 	opts       *options
-	id         identity // who is asking; rules will use it
 	ifMatch    string
 	hasIfMatch bool
 	wantETag   bool // X-Firebase-ETag: true
@@ -90,7 +89,7 @@ func (s *Server) data(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	rq := &request{method: method, path: p, opts: opts, id: id}
+	rq := &request{method: method, path: p, opts: opts}
 	if im := r.Header.Values("If-Match"); len(im) > 0 {
 		if len(im) > 1 {
 			s.writeError(c, badRequest("Only one if-match header may be given"))

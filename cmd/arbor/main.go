@@ -89,9 +89,6 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if cfg.Dev {
 		logger.Warn("development mode: security rules are open to everyone and \"Bearer owner\" is an admin; never use --dev in production")
 	}
-	if cfg.JWTHS256Secret != "" || cfg.JWTPublicKey != "" {
-		logger.Warn("ID tokens are not verified yet: --jwt-hs256-secret and --jwt-public-key are checked but unused; only admin secrets authenticate")
-	}
 	if err := prepareDataDir(cfg.DataDir); err != nil {
 		return err
 	}
