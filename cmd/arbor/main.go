@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/cmd/internal/bench"
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/httpapi"
 )
@@ -29,7 +30,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run dispatches a subcommand and returns the process exit code.
+// run dispatches every subcommand (this is the one place) and returns the
+// process exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		printUsage(stderr)
@@ -48,9 +50,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		printUsage(stdout)
 		return exitOK
-	}
-	if code, ok := runTool(name, rest, stdout, stderr); ok {
-		return code
+	case "status":
+		return runStatus(rest, stdout, stderr)
+	case "members":
+		return runMembers(rest, stdout, stderr)
+	case "certs":
+		return runCerts(rest, stdout, stderr)
+	case "bench":
+		return bench.Run(rest, stdout, stderr)
+	case "backup":
+		return runBackup(rest, stdout, stderr)
+	case "restore":
+		return runRestore(rest, os.Stdin, stdout, stderr)
+	case "recover":
+		return runRecover(rest, os.Stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "arbor: unknown command %q\n\n", name)
 	printUsage(stderr)

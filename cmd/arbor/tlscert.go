@@ -1,25 +1,19 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/selfsigned"
 )
 
 // selfSignedValidity is how long a generated certificate lasts; operators
@@ -95,45 +89,10 @@ func ensureSelfSigned(dir string, hosts []string, now time.Time) (bool, error) {
 	return true, nil
 }
 
-// newSelfSigned makes a self-signed server certificate for hosts (names
-// or IP addresses) valid from an hour before now (clock skew) for
-// selfSignedValidity, returning the certificate and key as PEM.
+// newSelfSigned makes a self-signed server certificate for hosts, valid
+// for selfSignedValidity (selfsigned.New).
 func newSelfSigned(hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return nil, nil, fmt.Errorf("generate serial number: %w", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{Organization: []string{"Arbor"}, CommonName: "Arbor self-signed"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(selfSignedValidity),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create certificate: %w", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode key: %w", err)
-	}
-	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
-	return certPEM, keyPEM, nil
+	return selfsigned.New(hosts, now, selfSignedValidity)
 }
 
 // fingerprint is the SHA-256 of a certificate's DER bytes written as

@@ -15,29 +15,6 @@ import (
 	"time"
 )
 
-// runTool runs the operator commands (status, members, certs, bench, backup,
-// restore, recover); ok is false
-// for any other name.
-func runTool(name string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
-	switch name {
-	case "status":
-		return runStatus(args, stdout, stderr), true
-	case "members":
-		return runMembers(args, stdout, stderr), true
-	case "certs":
-		return runCerts(args, stdout, stderr), true
-	case "bench":
-		return runBench(args, stdout, stderr), true
-	case "backup":
-		return runBackup(args, stdout, stderr), true
-	case "restore":
-		return runRestore(args, os.Stdin, stdout, stderr), true
-	case "recover":
-		return runRecover(args, os.Stdin, stdout, stderr), true
-	}
-	return 0, false
-}
-
 // clientFlags are the flags of every command that talks to a node
 // (SPEC §10): where, whom to trust, and the admin credential.
 type clientFlags struct {

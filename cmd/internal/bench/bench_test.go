@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/base64"
@@ -109,7 +109,7 @@ func writeCA(t *testing.T, srv *httptest.Server) string {
 func runBenchJSON(t *testing.T, args ...string) (benchResult, string) {
 	t.Helper()
 	var stdout, stderr strings.Builder
-	code := runBench(append(args, "--json"), &stdout, &stderr)
+	code := Run(append(args, "--json"), &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("arbor bench %q: exit %d\nstdout: %s\nstderr: %s", args, code, stdout.String(), stderr.String())
 	}
@@ -189,7 +189,7 @@ func TestBenchStopsAtMaxOpsAndCountsErrors(t *testing.T) {
 func TestBenchTextSummary(t *testing.T) {
 	f := newFakeArbor(t, "")
 	var stdout, stderr strings.Builder
-	code := runBench([]string{"--addr", f.addr(), "--insecure", "--workload", "push", "--clients", "2", "--max-ops", "10"}, &stdout, &stderr)
+	code := Run([]string{"--addr", f.addr(), "--insecure", "--workload", "push", "--clients", "2", "--max-ops", "10"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -222,7 +222,7 @@ func TestBenchFailsClearlyWhenTheTargetIsUnusable(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
-			code := runBench(append(c.args, "--max-ops", "1", "--timeout", "5s"), &stdout, &stderr)
+			code := Run(append(c.args, "--max-ops", "1", "--timeout", "5s"), &stdout, &stderr)
 			if code != exitFailure {
 				t.Errorf("exit %d, want %d", code, exitFailure)
 			}
@@ -329,12 +329,12 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		var stdout, stderr strings.Builder
-		if code := runBench(c.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+		if code := Run(c.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("arbor bench %q: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr.String(), c.want)
 		}
 	}
 	var stdout, stderr strings.Builder
-	if code := runBench([]string{"-h"}, &stdout, &stderr); code != exitOK || !strings.Contains(stderr.String(), "Usage: arbor bench") {
+	if code := Run([]string{"-h"}, &stdout, &stderr); code != exitOK || !strings.Contains(stderr.String(), "Usage: arbor bench") {
 		t.Errorf("-h: exit %d, help %q", code, stderr.String())
 	}
 }
@@ -394,7 +394,7 @@ func TestBenchReportTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr strings.Builder
-	if code := runBench([]string{"--report", file}, &stdout, &stderr); code != exitOK {
+	if code := Run([]string{"--report", file}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	rows := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -412,7 +412,7 @@ func TestBenchReportTable(t *testing.T) {
 		}
 	}
 	var stdout2, stderr2 strings.Builder
-	if code := runBench([]string{"--report", filepath.Join(t.TempDir(), "missing.jsonl")}, &stdout2, &stderr2); code != exitFailure {
+	if code := Run([]string{"--report", filepath.Join(t.TempDir(), "missing.jsonl")}, &stdout2, &stderr2); code != exitFailure {
 		t.Errorf("a missing results file: exit %d", code)
 	}
 }
@@ -429,7 +429,7 @@ func TestBenchReportsRaftStages(t *testing.T) {
 		t.Errorf("stages = %+v", ns)
 	}
 	var stdout, stderr strings.Builder
-	runBench([]string{"--addr", f.addr(), "--insecure", "--workload", "write", "--clients", "1", "--max-ops", "5"}, &stdout, &stderr)
+	Run([]string{"--addr", f.addr(), "--insecure", "--workload", "write", "--clients", "1", "--max-ops", "5"}, &stdout, &stderr)
 	if !strings.Contains(stdout.String(), "leader_store") || !strings.Contains(stdout.String(), "2.000 (5)") {
 		t.Errorf("text summary lacks the stage table:\n%s", stdout.String())
 	}

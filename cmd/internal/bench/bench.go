@@ -1,4 +1,7 @@
-package main
+// Package bench is `arbor bench`: load generation against Arbor, etcd or
+// a bare HTTPS handler, with latency histograms, Raft stage timings
+// scraped from /metrics, and Markdown reports (docs/PERFORMANCE.md).
+package bench
 
 import (
 	"context"
@@ -13,12 +16,19 @@ import (
 	"syscall"
 )
 
-// runBench is `arbor bench`: a load generator for the REST API, for etcd's
-// v3 JSON gateway (--target etcd) and for a bare HTTPS handler (the
-// ceiling), all driven by the same HTTP/1.1 keep-alive client so that the
-// figures compare. With --report it prints the comparison table of saved
-// --json results instead.
-func runBench(args []string, stdout, stderr io.Writer) int {
+// Exit codes of Run, as the arbor binary's other commands use them.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// Run is `arbor bench`: a load generator for the REST API, for etcd's v3
+// JSON gateway (--target etcd) and for a bare HTTPS handler (the ceiling),
+// all driven by the same HTTP/1.1 keep-alive client so that the figures
+// compare. With --report it prints the comparison table of saved --json
+// results instead. It returns the process exit code.
+func Run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseBenchConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

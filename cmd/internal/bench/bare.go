@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/cmd/internal/selfsigned"
 )
 
 // bareServer is the ceiling of `arbor bench`: an HTTPS Gin server in the
@@ -29,7 +31,7 @@ type bareServer struct {
 // startBareServer listens on 127.0.0.1 (a free port) with a fresh
 // self-signed certificate; every request gets 200 and the value as JSON.
 func startBareServer(value string) (*bareServer, error) {
-	certPEM, keyPEM, err := newSelfSigned([]string{"127.0.0.1", "localhost"}, time.Now())
+	certPEM, keyPEM, err := selfsigned.New([]string{"127.0.0.1", "localhost"}, time.Now(), 24*time.Hour)
 	if err != nil {
 		return nil, fmt.Errorf("bare handler certificate: %w", err)
 	}
@@ -49,8 +51,8 @@ func startBareServer(value string) (*bareServer, error) {
 		srv: &http.Server{
 			Handler:           bareHandler(strconv.AppendQuote(nil, value)),
 			TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}},
-			ReadHeaderTimeout: readHeaderTimeout,
-			IdleTimeout:       idleTimeout,
+			ReadHeaderTimeout: 10 * time.Second, // as arbor serve's
+			IdleTimeout:       2 * time.Minute,
 		},
 		addr: "https://" + ln.Addr().String(),
 		cert: leaf,

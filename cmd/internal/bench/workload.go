@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 type opKind int
 
 // The operations. Each target turns them into its own requests (see
-// bench_request.go); the histograms are kept per kind.
+// request.go); the histograms are kept per kind.
 const (
 	opWrite      opKind = iota // replace one key's value
 	opReadLocal                // read one key from the serving node's state
