@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,13 +72,7 @@ func (n *Node) PooledClient(t testing.TB, conns int) *http.Client {
 
 // errorBody is SPEC §6's error body for msg: {\n  "error" : "<msg>"\n}\n.
 func errorBody(msg string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(msg); err != nil {
-		panic(err) // a string always encodes
-	}
-	return "{\n  \"error\" : " + strings.TrimSuffix(b.String(), "\n") + "\n}\n"
+	return "{\n  \"error\" : " + jsonString(msg) + "\n}\n"
 }
 
 // wantResponse fails the test unless r has exactly status and body.
