@@ -196,7 +196,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	f.publish(s, []Event{{Kind: EventPut, Path: nil, Value: s.root}})
+	f.publish(s, []Event{{Index: s.index, Kind: EventPut, Path: nil, Value: s.root}})
 	return nil
 }
 

@@ -56,6 +56,12 @@ type Config struct {
 	Now func() time.Time
 	// Rand is the randomness for push keys (default crypto/rand).
 	Rand io.Reader
+	// StreamKeepAlive is how long a quiet stream waits before a keep-alive
+	// frame (default 30s).
+	StreamKeepAlive time.Duration
+	// StreamBufferBytes bounds the frames queued for one stream; a
+	// subscriber that falls further behind is cancelled (default 8 MiB).
+	StreamBufferBytes int
 }
 
 // DefaultConfig returns the configuration of a production node without
@@ -68,6 +74,8 @@ func DefaultConfig() Config {
 		Logger:                slog.Default(),
 		Now:                   time.Now,
 		Rand:                  rand.Reader,
+		StreamKeepAlive:       30 * time.Second,
+		StreamBufferBytes:     8 << 20,
 	}
 }
 
@@ -93,6 +101,9 @@ func (c Config) Validate() error {
 	if c.WriteTimeout < 0 {
 		return errors.New("httpapi: write timeout must not be negative")
 	}
+	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 {
+		return errors.New("httpapi: stream keep-alive and buffer must not be negative")
+	}
 	return nil
 }
 
@@ -116,6 +127,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rand == nil {
 		c.Rand = d.Rand
+	}
+	if c.StreamKeepAlive == 0 {
+		c.StreamKeepAlive = d.StreamKeepAlive
+	}
+	if c.StreamBufferBytes == 0 {
+		c.StreamBufferBytes = d.StreamBufferBytes
 	}
 	if c.Registerer == nil {
 		reg := prometheus.NewRegistry()

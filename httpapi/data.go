@@ -23,8 +23,7 @@ type request struct {
 
 // Messages of the parts that later issues implement.
 var (
-	errStreamingUnsupported = badRequest("Streaming is not supported yet")
-	errRulesUnsupported     = badRequest("Rules are not supported yet")
+	errRulesUnsupported = badRequest("Rules are not supported yet")
 )
 
 // data serves every path that is not a fixed endpoint: the Firebase REST

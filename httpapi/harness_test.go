@@ -196,6 +196,9 @@ func newHarness(t *testing.T, db DB, edit func(*Config)) *harness {
 		t.Fatalf("New: %v", err)
 	}
 	h.s = s
+	if h.fsm != nil {
+		h.fsm.f.SetEventSink(s.PublishEvents)
+	}
 	h.ts = httptest.NewServer(s.Handler())
 	t.Cleanup(h.ts.Close)
 	return h

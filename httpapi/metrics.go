@@ -20,6 +20,11 @@ const methodKey = "arbor.method"
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// Streams (SPEC §5): open now, events sent, subscribers cancelled for
+	// falling behind.
+	streamsOpen    prometheus.Gauge
+	streamEvents   prometheus.Counter
+	streamsDropped prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -38,7 +43,26 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metrics{requests: requests, latency: latency}, nil
+	m := &metrics{requests: requests, latency: latency}
+	if m.streamsOpen, err = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "arbor", Subsystem: "stream", Name: "open",
+		Help: "Event streams open on this node.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.streamEvents, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "arbor", Subsystem: "stream", Name: "events_total",
+		Help: "put and patch events sent on streams.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.streamsDropped, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "arbor", Subsystem: "stream", Name: "cancelled_total",
+		Help: "Streams cancelled because the subscriber fell behind its buffer.",
+	})); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // register registers c, or reuses an identical collector already there, so

@@ -118,8 +118,8 @@ func TestQueryParameters(t *testing.T) {
 		{name: "bad override JSON", req: req{method: "GET", path: "/d/c.json?auth_variable_override=%7Buid"}, status: 400,
 			body: errBody("auth_variable_override must be a JSON object or null")},
 		// not yet implemented
-		{name: "streaming", req: req{method: "GET", path: "/d.json", headers: map[string]string{"Accept": "text/event-stream"}},
-			status: 400, body: errBody("Streaming is not supported yet")},
+		{name: "streaming with a query", req: req{method: "GET", path: `/d.json?orderBy="$key"`, headers: map[string]string{"Accept": "text/event-stream"}},
+			status: 400, body: errBody("Query parameters on a stream are not supported yet (orderBy, limitToFirst, limitToLast, startAt, startAfter, endAt, endBefore, equalTo, shallow)")},
 		{name: "rules", req: req{method: "GET", path: "/.settings/rules.json"}, status: 400,
 			body: errBody("Rules are not supported yet")},
 		{name: "rules put", req: req{method: "PUT", path: "//.settings/rules.json", body: str(`{"rules":{}}`)}, status: 400,

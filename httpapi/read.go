@@ -20,7 +20,7 @@ var errReadTimeout = badRequest("The read did not finish within the requested ti
 // (getQuery).
 func (s *Server) get(c *gin.Context, rq *request) {
 	if strings.Contains(strings.ToLower(c.GetHeader("Accept")), "text/event-stream") {
-		s.writeError(c, errStreamingUnsupported)
+		s.stream(c, rq)
 		return
 	}
 	if rq.hasIfMatch {

@@ -21,6 +21,7 @@ type Server struct {
 	metrics     *metrics
 	engine      *gin.Engine
 	draining    atomic.Bool
+	hub         hub // open event streams
 
 	randMu sync.Mutex // Config.Rand need not be safe for concurrent use
 }

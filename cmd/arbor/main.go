@@ -117,7 +117,8 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 			return err
 		}
 	}
-	node, err := cluster.New(cc, fsm.New())
+	state := fsm.New()
+	node, err := cluster.New(cc, state)
 	if err != nil {
 		return fmt.Errorf("start cluster node: %w", err)
 	}
@@ -144,6 +145,8 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return abort(fmt.Errorf("build HTTP API: %w", err))
 	}
+	// Streams are fed by this node's own applied log (SPEC §5).
+	state.SetEventSink(api.PublishEvents)
 	fds, err := raiseFDLimit()
 	if err != nil {
 		logger.Warn("could not raise the file descriptor limit", "limit", fds, "err", err)
@@ -171,6 +174,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	// Draining first turns /readyz to 503 and ends streams, so load
 	// balancers and clients move on while in-flight requests finish.
 	api.SetDraining(true)
+	api.CloseStreams()
 	// The HTTP drain gets at most half of the budget: a straggling request
 	// must not eat the time the node needs to hand over leadership and
 	// take its shutdown snapshot.

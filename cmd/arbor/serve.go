@@ -45,6 +45,7 @@ type serveConfig struct {
 	RaftTiming             string
 	ShutdownTimeout        time.Duration
 	MaxConnections         int
+	StreamKeepAlive        time.Duration
 
 	// level is LogLevel parsed by validate.
 	level slog.Level
@@ -77,6 +78,7 @@ func defaultServeConfig(hostname string) serveConfig {
 		LogFormat:              "text",
 		RaftTiming:             "default",
 		ShutdownTimeout:        10 * time.Second,
+		StreamKeepAlive:        30 * time.Second,
 	}
 }
 
@@ -109,6 +111,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
 	fs.StringVar(&c.RaftTiming, "raft-timing", c.RaftTiming, "Raft timeouts: default or fast (fast is for tests)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time allowed for a graceful shutdown after SIGTERM")
+	fs.DurationVar(&c.StreamKeepAlive, "stream-keepalive", c.StreamKeepAlive, "how long a quiet event stream waits before a keep-alive frame")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "client HTTPS connections served at once; more wait to be accepted (0: the descriptor limit, raised to its maximum at start, less 1024 kept for Raft, gossip and snapshots, at most 16384)")
 }
 
@@ -240,6 +243,7 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc.DefaultConsistency = c.DefaultReadConsistency
 	hc.DefaultWriteSizeLimit = c.DefaultWriteSizeLimit
 	hc.WriteTimeout = c.WriteTimeout
+	hc.StreamKeepAlive = c.StreamKeepAlive
 	hc.Logger = logger.With("component", "http")
 	hc.Registerer = reg
 	hc.Gatherer = reg

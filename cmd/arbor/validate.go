@@ -85,6 +85,9 @@ func (c *serveConfig) validate() error {
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("--shutdown-timeout %s: must be positive", c.ShutdownTimeout)
 	}
+	if c.StreamKeepAlive <= 0 {
+		return fmt.Errorf("--stream-keepalive %s: must be positive", c.StreamKeepAlive)
+	}
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: must be 0 (automatic) or positive", c.MaxConnections)
 	}

@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// errStreamQuery is a stream with query parameters, which this release
+// does not serve yet (SPEC §5 allows a 400 naming them).
+var errStreamQuery = badRequest("Query parameters on a stream are not supported yet (orderBy, limitToFirst, limitToLast, startAt, startAfter, endAt, endBefore, equalTo, shallow)")
+
+// errStreamsClosed refuses a stream on a node that is shutting down.
+var errStreamsClosed = fmt.Errorf("streams closed: %w", fsm.ErrShuttingDown)
+
+// keepAliveFrame is sent when a stream has been quiet for StreamKeepAlive.
+var keepAliveFrame = []byte("event: keep-alive\ndata: null\n\n")
+
+// stream serves GET with Accept: text/event-stream (SPEC §5) on any node:
+// the initial put is the value at the path as a read sees it, then every
+// change of the applied log that concerns the path, in commit order, from
+// this node's own state machine — so a stream on a follower keeps going
+// through leader changes.
+func (s *Server) stream(c *gin.Context, rq *request) {
+	if rq.opts.query != nil || rq.opts.shallow {
+		s.writeError(c, errStreamQuery)
+		return
+	}
+	// Subscribe before reading, then skip the events the read already
+	// reflects: nothing is missed and nothing is sent twice.
+	sub, ok := s.hub.subscribe(rq.nodePath(), s.cfg.StreamBufferBytes)
+	if !ok {
+		s.writeError(c, errStreamsClosed)
+		return
+	}
+	defer s.hub.unsubscribe(sub)
+	s.metrics.streamsOpen.Inc()
+	defer s.metrics.streamsOpen.Dec()
+	res, err := s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable})
+	if err != nil {
+		s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
+		return
+	}
+	w := c.Writer
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies must not hold frames back
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	send := func(b []byte) error {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if send(putFrame(nil, res.Value)) != nil {
+		return
+	}
+	keepAlive := time.NewTimer(s.cfg.StreamKeepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-sub.wake:
+			for _, f := range sub.take() {
+				if f.index != 0 && f.index <= res.Index {
+					continue // the initial put already holds it
+				}
+				if send(f.data) != nil {
+					return
+				}
+				s.metrics.streamEvents.Inc()
+			}
+			keepAlive.Reset(s.cfg.StreamKeepAlive)
+		case <-keepAlive.C:
+			if send(keepAliveFrame) != nil {
+				return
+			}
+			keepAlive.Reset(s.cfg.StreamKeepAlive)
+		case <-sub.done:
+			// Whatever was queued before the end is still delivered.
+			for _, f := range sub.take() {
+				if f.index > res.Index && send(f.data) != nil {
+					return
+				}
+			}
+			if sub.reason != "" {
+				s.metrics.streamsDropped.Inc()
+				_ = send(cancelFrame(sub.reason))
+			}
+			return
+		case <-c.Request.Context().Done():
+			return
+		}
+	}
+}
+
+// cancelFrame is `event: cancel` with reason as a JSON string.
+func cancelFrame(reason string) []byte {
+	b := append([]byte("event: cancel\ndata: "), jsonStringBytes(reason)...)
+	return append(b, "\n\n"...)
+}
+
+// PublishEvents hands the change events of applied log entries to the
+// open streams; the state machine calls it (fsm.FSM.SetEventSink) on its
+// apply goroutine, in commit order. It never blocks.
+func (s *Server) PublishEvents(events []fsm.Event) { s.hub.publish(events) }
+
+// CloseStreams ends every open stream and refuses new ones: a node that
+// shuts down lets its clients reconnect elsewhere at once instead of
+// holding the graceful shutdown until its deadline.
+func (s *Server) CloseStreams() { s.hub.close() }
+
+// jsonStringBytes encodes s as a JSON string.
+func jsonStringBytes(s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
+}

@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// sseStream is an open stream read with a strict SSE parser: every frame
+// must be exactly "event: <name>\ndata: <one line>\n\n".
+type sseStream struct {
+	t      *testing.T
+	resp   *http.Response
+	r      *bufio.Reader
+	frames chan string
+	cancel context.CancelFunc
+}
+
+func openStream(t *testing.T, h *harness, path string) *sseStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.ts.URL+path, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+adminSecret)
+	resp, err := h.ts.Client().Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		cancel()
+		t.Fatalf("stream %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	s := &sseStream{t: t, resp: resp, r: bufio.NewReader(resp.Body), frames: make(chan string, 100), cancel: cancel}
+	go s.read()
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	return s
+}
+
+func (s *sseStream) read() {
+	defer close(s.frames)
+	for {
+		ev, err := s.r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		data, err := s.r.ReadString('\n')
+		if err != nil {
+			s.frames <- "truncated frame: " + ev
+			return
+		}
+		blank, err := s.r.ReadString('\n')
+		if err != nil || blank != "\n" || !strings.HasPrefix(ev, "event: ") || !strings.HasPrefix(data, "data: ") {
+			s.frames <- fmt.Sprintf("malformed frame: %q %q %q", ev, data, blank)
+			return
+		}
+		s.frames <- strings.TrimPrefix(strings.TrimSuffix(ev, "\n"), "event: ") + " " + strings.TrimPrefix(strings.TrimSuffix(data, "\n"), "data: ")
+	}
+}
+
+// next returns the next frame other than keep-alive as "name data".
+func (s *sseStream) next() string {
+	s.t.Helper()
+	for {
+		select {
+		case f, ok := <-s.frames:
+			if !ok {
+				return "closed"
+			}
+			if !strings.HasPrefix(f, "keep-alive ") {
+				return f
+			}
+		case <-time.After(5 * time.Second):
+			s.t.Fatal("no frame within 5 s")
+		}
+	}
+}
+
+func (s *sseStream) want(frames ...string) {
+	s.t.Helper()
+	for _, w := range frames {
+		if got := s.next(); got != w {
+			s.t.Fatalf("frame\n got %s\nwant %s", got, w)
+		}
+	}
+}
+
+// TestStreamEventMapping writes at, below and above streams' locations
+// and checks every frame (SPEC §5).
+func TestStreamEventMapping(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	h.run([]step{{name: "setup", req: req{method: "PUT", path: "/s.json", body: str(`{"a":1,"b":{"c":true}}`)}, status: 200, body: `{"a":1,"b":{"c":true}}`}})
+	at := openStream(t, h, "/s.json")
+	below := openStream(t, h, "/s/b.json")
+	root := openStream(t, h, "/.json")
+	at.want(`put {"path":"/","data":{"a":1,"b":{"c":true}}}`)
+	below.want(`put {"path":"/","data":{"c":true}}`)
+	root.want(`put {"path":"/","data":{"s":{"a":1,"b":{"c":true}}}}`)
+
+	h.do(req{method: "PUT", path: "/s/b/c.json", body: str(`false`)})
+	at.want(`put {"path":"/b/c","data":false}`)
+	below.want(`put {"path":"/c","data":false}`)
+	root.want(`put {"path":"/s/b/c","data":false}`)
+
+	// A multi-path PATCH spanning the locations.
+	h.do(req{method: "PATCH", path: "/s.json", body: str(`{"a":2,"b/d":"x","b/c":null}`)})
+	at.want(`patch {"path":"/","data":{"a":2,"b/d":"x","b/c":null}}`)
+	below.want(`put {"path":"/d","data":"x"}`, `put {"path":"/c","data":null}`)
+	root.want(`patch {"path":"/s","data":{"a":2,"b/d":"x","b/c":null}}`)
+
+	// A write above: the location's new value at "/".
+	h.do(req{method: "PUT", path: "/.json", body: str(`{"s":{"b":{"e":[1,2]}},"t":1}`)})
+	at.want(`put {"path":"/","data":{"b":{"e":[1,2]}}}`)
+	below.want(`put {"path":"/","data":{"e":[1,2]}}`)
+	root.want(`put {"path":"/","data":{"s":{"b":{"e":[1,2]}},"t":1}}`)
+
+	// POST is a put at the new key; server values arrive resolved.
+	r := h.do(req{method: "POST", path: "/s/b.json", body: str(`{"at":{".sv":"timestamp"}}`)})
+	key := strings.TrimSuffix(strings.TrimPrefix(r.body, `{"name":"`), `"}`)
+	ts := testNow.UnixMilli()
+	below.want(fmt.Sprintf(`put {"path":"/%s","data":{"at":%d}}`, key, ts))
+	at.want(fmt.Sprintf(`put {"path":"/b/%s","data":{"at":%d}}`, key, ts))
+
+	// DELETE: null. A PATCH above the location with a field inside it.
+	h.do(req{method: "DELETE", path: "/s/b/e.json"})
+	below.want(`put {"path":"/e","data":null}`)
+	h.do(req{method: "PATCH", path: "/.json", body: str(`{"s/b/f":7,"u":1}`)})
+	below.want(`put {"path":"/f","data":7}`)
+	at.want(`put {"path":"/b/e","data":null}`, `put {"path":"/b/f","data":7}`)
+	// Unrelated writes send nothing: the next frame is this one.
+	h.do(req{method: "PUT", path: "/t.json", body: str(`2`)})
+	h.do(req{method: "PUT", path: "/s/b/g.json", body: str(`"g"`)})
+	below.want(`put {"path":"/g","data":"g"}`)
+}
+
+// TestStreamSlowSubscriberIsCancelled: a stream whose queue passes its
+// budget gets a cancel frame and is closed; the others go on.
+func TestStreamSlowSubscriberIsCancelled(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) { c.StreamBufferBytes = 64 })
+	s := openStream(t, h, "/x.json")
+	s.want(`put {"path":"/","data":null}`)
+	sub, _ := h.s.hub.subscribe(fsm.Path{"x"}, 64) // never read: falls behind
+	h.do(req{method: "PUT", path: "/x.json", body: str(`"` + strings.Repeat("y", 100) + `"`)})
+	select {
+	case <-sub.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a subscriber over its budget was not cancelled")
+	}
+	if sub.reason == "" {
+		t.Fatal("no cancel reason")
+	}
+	if got := s.next(); !strings.HasPrefix(got, "cancel ") {
+		t.Fatalf("a 100-byte event over a 64-byte budget: %s", got)
+	}
+}
+
+// TestStreamsEndOnShutdown: CloseStreams ends open streams and refuses
+// new ones with a 503.
+func TestStreamsEndOnShutdown(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	s := openStream(t, h, "/x.json")
+	s.want(`put {"path":"/","data":null}`)
+	h.s.CloseStreams()
+	if got := s.next(); got != "closed" {
+		t.Fatalf("after CloseStreams: %s", got)
+	}
+	r := h.do(req{method: "GET", path: "/x.json", headers: map[string]string{"Accept": "text/event-stream"}})
+	if r.status != 503 {
+		t.Fatalf("a stream after CloseStreams: %d %s", r.status, r.body)
+	}
+	if n := h.s.hub.open(); n != 0 {
+		t.Fatalf("%d streams still registered", n)
+	}
+}
+
+// TestStreamKeepAlive: a quiet stream gets keep-alive frames.
+func TestStreamKeepAlive(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) { c.StreamKeepAlive = 20 * time.Millisecond })
+	s := openStream(t, h, "/x.json")
+	s.want(`put {"path":"/","data":null}`)
+	select {
+	case f := <-s.frames:
+		if f != "keep-alive null" {
+			t.Fatalf("frame %q, want keep-alive", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no keep-alive")
+	}
+}

@@ -1,0 +1,260 @@
+package httpapi
+
+import (
+	"sync"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// The stream hub (SPEC §5): change events of the applied log, in commit
+// order, turned into each subscriber's frames. Subscribers are indexed by
+// path in a trie, so an event reaches the subscribers at, above and below
+// its path without looking at any other (10,000 streams on unrelated paths
+// cost little per write). Publish runs on the state machine's apply
+// goroutine and never blocks: a subscriber whose queue would pass its byte
+// budget is cancelled instead.
+
+// frame is one server-sent event, rendered.
+type frame struct {
+	index uint64 // log index of the entry (0: not from the log)
+	data  []byte
+}
+
+// subscriber is one open stream.
+type subscriber struct {
+	path   fsm.Path
+	budget int // bytes of queued frames allowed
+
+	mu       sync.Mutex
+	queue    []frame
+	queued   int
+	wake     chan struct{} // signalled (non-blocking) when frames arrive
+	done     chan struct{} // closed when the stream must end
+	reason   string        // why it ended, for a cancel frame ("" on shutdown)
+	finished bool
+}
+
+// push queues f, or cancels the subscriber when it is over budget.
+func (s *subscriber) push(f frame) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return
+	}
+	if s.queued+len(f.data) > s.budget {
+		s.finishLocked("Too slow: the stream fell behind; reconnect to start again")
+		return
+	}
+	s.queue = append(s.queue, f)
+	s.queued += len(f.data)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes and returns the queued frames.
+func (s *subscriber) take() []frame {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue, s.queued = nil, 0
+	return q
+}
+
+// finish ends the stream; reason is sent as a cancel frame when not empty.
+func (s *subscriber) finish(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finishLocked(reason)
+}
+
+func (s *subscriber) finishLocked(reason string) {
+	if s.finished {
+		return
+	}
+	s.finished, s.reason = true, reason
+	close(s.done)
+}
+
+// trieNode holds the subscribers of one path and its children's nodes.
+type trieNode struct {
+	subs     map[*subscriber]struct{}
+	children map[string]*trieNode
+}
+
+// hub fans the applied log's events out to subscribers.
+type hub struct {
+	mu     sync.Mutex
+	root   trieNode
+	count  int
+	closed bool
+}
+
+// subscribe registers a stream at path; budget bounds its queue.
+func (h *hub) subscribe(path fsm.Path, budget int) (*subscriber, bool) {
+	s := &subscriber{path: path, budget: budget, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false
+	}
+	n := &h.root
+	for _, k := range path {
+		if n.children == nil {
+			n.children = map[string]*trieNode{}
+		}
+		c := n.children[k]
+		if c == nil {
+			c = &trieNode{}
+			n.children[k] = c
+		}
+		n = c
+	}
+	if n.subs == nil {
+		n.subs = map[*subscriber]struct{}{}
+	}
+	n.subs[s] = struct{}{}
+	h.count++
+	return s, true
+}
+
+// unsubscribe removes s and prunes the trie.
+func (h *hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var remove func(n *trieNode, p fsm.Path) bool
+	remove = func(n *trieNode, p fsm.Path) bool {
+		if len(p) == 0 {
+			if _, ok := n.subs[s]; ok {
+				delete(n.subs, s)
+				h.count--
+			}
+		} else if c := n.children[p[0]]; c != nil && remove(c, p[1:]) {
+			delete(n.children, p[0])
+		}
+		return len(n.subs) == 0 && len(n.children) == 0
+	}
+	remove(&h.root, s.path)
+}
+
+// close ends every stream (the node is shutting down) and refuses new ones.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	var walk func(n *trieNode)
+	walk = func(n *trieNode) {
+		for s := range n.subs {
+			s.finish("")
+		}
+		for _, c := range n.children {
+			walk(c)
+		}
+	}
+	walk(&h.root)
+}
+
+// open is the number of open streams.
+func (h *hub) open() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.count
+}
+
+// publish delivers the events of applied entries, in order.
+func (h *hub) publish(events []fsm.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range events {
+		h.deliver(&events[i])
+	}
+}
+
+// deliver sends e to the subscribers it concerns: those at or above its
+// path (the change is inside their location) and those below it (their
+// location changed with it).
+func (h *hub) deliver(e *fsm.Event) {
+	n := &h.root
+	for depth := 0; ; depth++ {
+		for s := range n.subs { // s.path is e.Path[:depth]: at or above the change
+			s.push(frame{index: e.Index, data: eventFrame(e, e.Path[depth:])})
+		}
+		if depth == len(e.Path) {
+			break
+		}
+		if n = n.children[e.Path[depth]]; n == nil {
+			return
+		}
+	}
+	// n is the node of e.Path: subscribers strictly below it.
+	switch e.Kind {
+	case fsm.EventPut:
+		for k, c := range n.children {
+			deliverBelow(c, fsm.Path{k}, e.Index, e.Value)
+		}
+	case fsm.EventPatch:
+		for _, f := range e.Fields {
+			deliverPatchField(n, f, e.Index)
+		}
+	}
+}
+
+// deliverPatchField sends field f of a PATCH to the subscribers strictly
+// below the PATCH's location: those between it and the field's path get
+// a put at the field's path relative to theirs; those at or below the
+// field's path get their location's new value.
+func deliverPatchField(n *trieNode, f fsm.Field, index uint64) {
+	for i, k := range f.Path {
+		if n = n.children[k]; n == nil {
+			return
+		}
+		if i == len(f.Path)-1 {
+			break
+		}
+		rel := f.Path[i+1:]
+		for s := range n.subs {
+			s.push(frame{index: index, data: putFrame(rel, f.Value)})
+		}
+	}
+	deliverBelow(n, nil, index, f.Value)
+}
+
+// deliverBelow sends every subscriber in n's subtree (n is rel below the
+// changed location, whose new value is v) a put at its root.
+func deliverBelow(n *trieNode, rel fsm.Path, index uint64, v *fsm.Node) {
+	sub := v.Get(rel)
+	for s := range n.subs {
+		s.push(frame{index: index, data: putFrame(nil, sub)})
+	}
+	for k, c := range n.children {
+		deliverBelow(c, append(rel[:len(rel):len(rel)], k), index, v)
+	}
+}
+
+// eventFrame renders e for a subscriber rel above the change.
+func eventFrame(e *fsm.Event, rel fsm.Path) []byte {
+	if e.Kind == fsm.EventPatch {
+		return patchFrame(rel, e.Fields)
+	}
+	return putFrame(rel, e.Value)
+}
+
+// putFrame is `event: put` with {"path": rel, "data": v}.
+func putFrame(rel fsm.Path, v *fsm.Node) []byte {
+	b := append([]byte("event: put\ndata: {\"path\":"), pathJSON(rel)...)
+	b = append(b, `,"data":`...)
+	b = fsm.AppendJSON(b, v, fsm.RenderOptions{})
+	return append(b, "}\n\n"...)
+}
+
+// patchFrame is `event: patch` with the fields as a multi-path object.
+func patchFrame(rel fsm.Path, fields []fsm.Field) []byte {
+	b := append([]byte("event: patch\ndata: {\"path\":"), pathJSON(rel)...)
+	b = append(b, `,"data":`...)
+	b = fsm.AppendFields(b, fields, fsm.RenderOptions{})
+	return append(b, "}\n\n"...)
+}
+
+// pathJSON renders a relative path as a JSON string ("/" for none).
+func pathJSON(p fsm.Path) []byte { return jsonStringBytes(p.String()) }
