@@ -14,10 +14,12 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
+	github.com/r3labs/sse/v2 v2.10.0
 	github.com/tidwall/btree v1.8.2
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/term v0.46.0
 	google.golang.org/api v0.231.0
+	gopkg.in/cenkalti/backoff.v1 v1.1.0
 	k8s.io/api v0.32.13
 	k8s.io/apimachinery v0.32.13
 	sigs.k8s.io/yaml v1.4.0

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/r3labs/sse/v2"
+	"gopkg.in/cenkalti/backoff.v1"
 )
 
 // streamFrame is one parsed server-sent event.
@@ -134,5 +137,53 @@ func TestStreamOnFollowerThroughLeaderKill(t *testing.T) {
 	var keys map[string]bool
 	if err := json.Unmarshal([]byte(r.Body), &keys); err != nil || len(keys) != before+after {
 		t.Fatalf("read after the writes: %s", r.Body)
+	}
+}
+
+// TestStreamWithThirdPartyClient: an SSE client nobody here wrote
+// (github.com/r3labs/sse/v2) reads a stream: the initial put, then a put
+// and a patch, exactly as SPEC §5 frames them.
+func TestStreamWithThirdPartyClient(t *testing.T) {
+	n := StartReadyNode(t, Options{})
+	wantResponse(t, "setup", n.Do(t, "PUT", "/tp.json", `{"a":1}`), 200, `{"a":1}`)
+	httpClient, err := NewClient(n.trustFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpClient.Timeout = 0
+	client := sse.NewClient(n.URL("/tp.json"))
+	client.Connection = httpClient
+	client.Headers["Authorization"] = "Bearer " + AdminSecret
+	client.ReconnectStrategy = &backoff.StopBackOff{}
+	events := make(chan string, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = client.SubscribeRawWithContext(ctx, func(m *sse.Event) {
+			events <- string(m.Event) + " " + string(m.Data)
+		})
+	}()
+	next := func() string {
+		for {
+			select {
+			case e := <-events:
+				if !strings.HasPrefix(e, "keep-alive") {
+					return e
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no event within 10 s")
+			}
+		}
+	}
+	if got := next(); got != `put {"path":"/","data":{"a":1}}` {
+		t.Fatalf("initial event %q", got)
+	}
+	n.Do(t, "PUT", "/tp/b.json", `"x"`)
+	if got := next(); got != `put {"path":"/b","data":"x"}` {
+		t.Fatalf("after a PUT: %q", got)
+	}
+	n.Do(t, "PATCH", "/tp.json", `{"a":2,"c/d":true}`)
+	if got := next(); got != `patch {"path":"/","data":{"a":2,"c/d":true}}` {
+		t.Fatalf("after a PATCH: %q", got)
 	}
 }
