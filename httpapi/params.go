@@ -62,6 +62,7 @@ var knownParams = map[string]paramKind{
 	"equalTo":                getOnly,
 	"startAfter":             getOnly,
 	"endBefore":              getOnly,
+	"resume":                 getOnly, // streams only: frames carry id: <log index> (streamresume.go)
 }
 
 var (

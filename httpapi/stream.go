@@ -31,20 +31,42 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 		s.writeError(c, errStreamQuery)
 		return
 	}
-	// Subscribe before reading, then skip the events the read already
-	// reflects: nothing is missed and nothing is sent twice.
-	sub, ok := s.hub.subscribe(rq.nodePath(), s.cfg.StreamBufferBytes)
-	if !ok {
+	resume := c.Query("resume")
+	if resume != "" && resume != "true" && resume != "false" {
+		s.writeError(c, badRequest("resume must be true or false"))
+		return
+	}
+	lastID, ids, err := resumeFrom(c.GetHeader("Last-Event-ID"), resume == "true")
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	// Subscribe before reading (or with the history, atomically), then
+	// skip the events already sent: nothing is missed, nothing sent twice.
+	var (
+		sub      *subscriber
+		missed   []fsm.Event
+		replayed bool
+		open     bool
+	)
+	if lastID > 0 {
+		sub, missed, replayed, open = s.hub.subscribeSince(rq.nodePath(), s.cfg.StreamBufferBytes, lastID)
+	} else {
+		sub, open = s.hub.subscribe(rq.nodePath(), s.cfg.StreamBufferBytes)
+	}
+	if !open {
 		s.writeError(c, errStreamsClosed)
 		return
 	}
 	defer s.hub.unsubscribe(sub)
 	s.metrics.streamsOpen.Inc()
 	defer s.metrics.streamsOpen.Dec()
-	res, err := s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable})
-	if err != nil {
-		s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
-		return
+	var res fsm.ReadResult
+	if !replayed {
+		if res, err = s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable}); err != nil {
+			s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
+			return
+		}
 	}
 	w := c.Writer
 	h := w.Header()
@@ -53,13 +75,28 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 	h.Set("X-Accel-Buffering", "no") // proxies must not hold frames back
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	send := func(b []byte) error {
+	write := func(index uint64, b []byte) error {
+		if ids && index != 0 {
+			b = withID(index, b)
+		}
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
 		return rc.Flush()
 	}
-	if send(putFrame(nil, res.Value)) != nil {
+	send := func(b []byte) error { return write(0, b) }
+	if replayed {
+		// The events this client missed, then on as usual.
+		res.Index = lastID
+		for i := range missed {
+			for _, f := range framesFor(rq.nodePath(), &missed[i]) {
+				if write(missed[i].Index, f) != nil {
+					return
+				}
+			}
+			res.Index = missed[i].Index
+		}
+	} else if write(res.Index, putFrame(nil, res.Value)) != nil {
 		return
 	}
 	keepAlive := time.NewTimer(s.cfg.StreamKeepAlive)
@@ -71,7 +108,7 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 				if f.index != 0 && f.index <= res.Index {
 					continue // the initial put already holds it
 				}
-				if send(f.data) != nil {
+				if write(f.index, f.data) != nil {
 					return
 				}
 				s.metrics.streamEvents.Inc()
@@ -85,7 +122,7 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 		case <-sub.done:
 			// Whatever was queued before the end is still delivered.
 			for _, f := range sub.take() {
-				if f.index > res.Index && send(f.data) != nil {
+				if f.index > res.Index && write(f.index, f.data) != nil {
 					return
 				}
 			}

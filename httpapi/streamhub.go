@@ -89,10 +89,25 @@ type hub struct {
 	root   trieNode
 	count  int
 	closed bool
+	recent history // for resumes (streamresume.go)
+}
+
+// subscribeSince registers a stream at path and returns the recent events
+// after index, atomically with the registration so that none is missed or
+// sent twice; ok is false when the history does not reach back to index.
+func (h *hub) subscribeSince(path fsm.Path, budget int, index uint64) (s *subscriber, missed []fsm.Event, ok, open bool) {
+	s, open = h.subscribeLocked(path, budget, func() { missed, ok = h.recent.since(index) })
+	return s, missed, ok, open
 }
 
 // subscribe registers a stream at path; budget bounds its queue.
 func (h *hub) subscribe(path fsm.Path, budget int) (*subscriber, bool) {
+	return h.subscribeLocked(path, budget, nil)
+}
+
+// subscribeLocked registers a stream at path and runs also (if any) under
+// the same lock.
+func (h *hub) subscribeLocked(path fsm.Path, budget int, also func()) (*subscriber, bool) {
 	s := &subscriber{path: path, budget: budget, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -116,6 +131,9 @@ func (h *hub) subscribe(path fsm.Path, budget int) (*subscriber, bool) {
 	}
 	n.subs[s] = struct{}{}
 	h.count++
+	if also != nil {
+		also()
+	}
 	return s, true
 }
 
@@ -167,6 +185,7 @@ func (h *hub) publish(events []fsm.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range events {
+		h.recent.add(events[i])
 		h.deliver(&events[i])
 	}
 }
