@@ -23,7 +23,7 @@ type streamFrame struct {
 // openEventStream opens GET path with Accept: text/event-stream on n and
 // returns its frames, parsed strictly (SPEC §5: "event: <name>\ndata:
 // <one line>\n\n"); the channel closes when the stream ends.
-func openEventStream(t *testing.T, n *Node, path string) <-chan streamFrame {
+func openEventStream(t testing.TB, n *Node, path string) <-chan streamFrame {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
