@@ -62,6 +62,9 @@ type Config struct {
 	// StreamBufferBytes bounds the frames queued for one stream; a
 	// subscriber that falls further behind is cancelled (default 8 MiB).
 	StreamBufferBytes int
+	// RenderBudgetBytes bounds the bytes of large answers (1 MiB or more)
+	// rendered at once (default 64 MiB; renderbudget.go).
+	RenderBudgetBytes int64
 }
 
 // DefaultConfig returns the configuration of a production node without
@@ -76,6 +79,7 @@ func DefaultConfig() Config {
 		Rand:                  rand.Reader,
 		StreamKeepAlive:       30 * time.Second,
 		StreamBufferBytes:     8 << 20,
+		RenderBudgetBytes:     64 << 20,
 	}
 }
 
@@ -101,7 +105,7 @@ func (c Config) Validate() error {
 	if c.WriteTimeout < 0 {
 		return errors.New("httpapi: write timeout must not be negative")
 	}
-	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 {
+	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 || c.RenderBudgetBytes < 0 {
 		return errors.New("httpapi: stream keep-alive and buffer must not be negative")
 	}
 	return nil
@@ -133,6 +137,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StreamBufferBytes == 0 {
 		c.StreamBufferBytes = d.StreamBufferBytes
+	}
+	if c.RenderBudgetBytes == 0 {
+		c.RenderBudgetBytes = d.RenderBudgetBytes
 	}
 	if c.Registerer == nil {
 		reg := prometheus.NewRegistry()

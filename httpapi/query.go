@@ -74,6 +74,17 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 		s.writeError(c, fmt.Errorf("query %s: %w", rq.path, err))
 		return
 	}
+	var size int64
+	res.Each(func(_ string, child *fsm.Node) bool {
+		size += renderSize(child, rq.opts.pretty)
+		return true
+	})
+	release, err := s.acquireRender(ctx, size)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	defer release()
 	body := fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
 	sendData(c, rq.opts, http.StatusOK, body)
 }

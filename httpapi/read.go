@@ -51,6 +51,14 @@ func (s *Server) get(c *gin.Context, rq *request) {
 		c.Header("ETag", etag)
 	}
 	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
+	if !rq.opts.shallow {
+		release, err := s.acquireRender(c.Request.Context(), renderSize(n, o.Pretty))
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		defer release()
+	}
 	var body []byte
 	if rq.opts.shallow {
 		body = fsm.AppendShallow(nil, n, o)

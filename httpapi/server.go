@@ -21,7 +21,8 @@ type Server struct {
 	metrics     *metrics
 	engine      *gin.Engine
 	draining    atomic.Bool
-	hub         hub // open event streams
+	hub         hub          // open event streams
+	render      renderBudget // bytes of large answers being rendered
 
 	randMu sync.Mutex // Config.Rand need not be safe for concurrent use
 }
@@ -40,7 +41,7 @@ func New(cfg Config, db DB) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, metrics: m}
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, metrics: m, render: newRenderBudget(cfg.RenderBudgetBytes)}
 	for _, secret := range cfg.AdminSecrets {
 		s.adminHashes = append(s.adminHashes, sha256.Sum256([]byte(secret)))
 	}

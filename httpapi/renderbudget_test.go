@@ -1,0 +1,38 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLargeReadsShareARenderBudget: while the budget is spent, a read of
+// a large node waits and then gets a 503; small reads are not held up;
+// once the budget is back the large read succeeds.
+func TestLargeReadsShareARenderBudget(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) {
+		c.RenderBudgetBytes = 4 << 20
+		c.WriteTimeout = 200 * time.Millisecond
+	})
+	big := `"` + strings.Repeat("x", 2<<20) + `"`
+	h.do(req{method: "PUT", path: "/big.json?writeSizeLimit=large", body: str(big)})
+	h.do(req{method: "PUT", path: "/small.json", body: str(`1`)})
+	if err := h.s.render.sem.Acquire(context.Background(), 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if r := h.do(req{method: "GET", path: "/big.json"}); r.status != 503 {
+		t.Fatalf("a large read with the budget spent: %d", r.status)
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Fatalf("refused after %s without waiting", waited)
+	}
+	if r := h.do(req{method: "GET", path: "/small.json"}); r.status != 200 || r.body != "1" {
+		t.Fatalf("a small read while the budget is spent: %d %s", r.status, r.body)
+	}
+	h.s.render.sem.Release(4 << 20)
+	if r := h.do(req{method: "GET", path: "/big.json"}); r.status != 200 || len(r.body) != len(big) {
+		t.Fatalf("the large read after the budget came back: %d, %d bytes", r.status, len(r.body))
+	}
+}
