@@ -54,18 +54,48 @@ func (n *Node) CanPropose(kind fsm.CommandKind) error {
 	if need <= baseEntryFormat {
 		return nil // every release applies it: no need to ask anyone
 	}
-	cf := n.raft.GetConfiguration()
-	if err := cf.Error(); err != nil {
-		return raftError("propose", err, true)
+	id, has, err := n.oldestMember()
+	if err != nil {
+		return err
 	}
-	formats := n.advertisedEntryFormats()
-	for _, s := range cf.Configuration().Servers {
-		if has := formats[s.ID]; has < need {
-			return fmt.Errorf("propose: entry kind %d needs entry format %d and member %s applies only up to %d (upgrade every member first): %w",
-				kind, need, s.ID, max(has, baseEntryFormat), fsm.ErrNotReady)
-		}
+	if has < need {
+		return fmt.Errorf("propose: entry kind %d needs entry format %d and member %s applies only up to %d (upgrade every member first): %w",
+			kind, need, id, has, fsm.ErrNotReady)
 	}
 	return nil
+}
+
+// clusterFormat is the newest entry format every server of the Raft
+// configuration applies (a member gossip does not know counts as the base
+// format). A write looks it up once and decides with allows; the lookup
+// asks Raft for its configuration, which is not free on a hot path.
+func (n *Node) clusterFormat() (int, error) {
+	_, f, err := n.oldestMember()
+	return f, err
+}
+
+// allows is CanPropose(kind) == nil for a cluster whose members all apply
+// entry format format.
+func (n *Node) allows(kind fsm.CommandKind, format int) bool {
+	need, ok := n.formats.kinds[kind]
+	return ok && (need <= baseEntryFormat || need <= format)
+}
+
+// oldestMember returns the server of the configuration with the oldest
+// entry format and that format.
+func (n *Node) oldestMember() (raft.ServerID, int, error) {
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return "", 0, raftError("propose", err, true)
+	}
+	formats := n.advertisedEntryFormats()
+	oldest, min := n.id, n.formats.entry
+	for _, s := range cf.Configuration().Servers {
+		if has := max(formats[s.ID], baseEntryFormat); has < min {
+			oldest, min = s.ID, has
+		}
+	}
+	return oldest, min, nil
 }
 
 // advertisedEntryFormats maps each node gossip knows to the newest entry

@@ -239,8 +239,16 @@ func (n *Node) leaderApply(ctx context.Context, kind fsm.CommandKind, data []byt
 	if err := n.leading(); err != nil {
 		return fsm.Result{}, err
 	}
-	if err := n.CanPropose(kind); err != nil {
+	format, err := n.clusterFormat()
+	if err != nil {
 		return fsm.Result{}, err
 	}
-	return n.applyLocal(ctx, data)
+	if !n.allows(kind, format) {
+		err := n.CanPropose(kind) // the refusal, with its reason
+		if err == nil {
+			err = fmt.Errorf("propose: the members' formats changed meanwhile: %w", fsm.ErrNotReady)
+		}
+		return fsm.Result{}, err
+	}
+	return n.applyLocal(ctx, data, format)
 }

@@ -36,13 +36,17 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	}
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
+	format, err := n.clusterFormat()
+	if err != nil {
+		format = baseEntryFormat // the leader decides again; what every release applies is safe
+	}
 	var data []byte
-	if c.Parsed && n.CanPropose(c.Kind.ParsedKind()) == nil {
+	if c.Parsed && n.allows(c.Kind.ParsedKind(), format) {
 		data = c.EncodeParsed()
 	} else {
 		data = c.Encode()
 	}
-	if limit := n.writeLimit(); len(data) > limit {
+	if limit := n.writeLimit(format); len(data) > limit {
 		return fsm.Answer{}, errEntryTooBig(len(data), limit) // refused here, not after a trip to the leader
 	}
 	for {
@@ -55,7 +59,7 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 		start := time.Now()
 		if t.local {
 			var res fsm.Result
-			res, err = n.applyLocal(ctx, data)
+			res, err = n.applyLocal(ctx, data, format)
 			a, err = fsm.AnswerFor(c.Kind, res, err, o)
 			observeStage(proposeLocalSeconds, start)
 		} else {
@@ -104,21 +108,22 @@ func errEntryTooBig(size, limit int) error {
 		size, limit, fsm.Public(fsm.ErrTooLarge, fsm.MsgWriteTooBig))
 }
 
-// writeLimit is the largest command this node may propose now.
-func (n *Node) writeLimit() int {
-	if n.CanPropose(fsm.CmdChunk) == nil {
+// writeLimit is the largest command a cluster whose members all apply
+// entry format format may take.
+func (n *Node) writeLimit(format int) int {
+	if n.allows(fsm.CmdChunk, format) {
 		return MaxCommandBytes
 	}
 	return MaxEntryBytes
 }
 
 // applyLocal appends data to the log on this node, the leader, and waits
-// for it to be committed and applied.
-func (n *Node) applyLocal(ctx context.Context, data []byte) (fsm.Result, error) {
-	if limit := n.writeLimit(); len(data) > limit {
+// for it to be committed and applied; format is clusterFormat's answer.
+func (n *Node) applyLocal(ctx context.Context, data []byte, format int) (fsm.Result, error) {
+	if limit := n.writeLimit(format); len(data) > limit {
 		return fsm.Result{}, errEntryTooBig(len(data), limit)
 	}
-	if len(data) > fsm.ChunkBytes && n.CanPropose(fsm.CmdChunk) == nil {
+	if len(data) > fsm.ChunkBytes && n.allows(fsm.CmdChunk, format) {
 		return n.applyChunked(ctx, data)
 	}
 	return n.applyEntry(ctx, data)

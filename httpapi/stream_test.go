@@ -319,3 +319,28 @@ func TestFramesForMatchesDeliver(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryIsBounded: the resume history keeps at most historyEvents
+// events and historyBytes of values; what it dropped is no longer offered.
+func TestHistoryIsBounded(t *testing.T) {
+	var r history
+	for i := range historyEvents + 10 {
+		r.add(fsm.Event{Index: uint64(i + 1), Kind: fsm.EventPut, Value: fsm.Int(1)})
+	}
+	if r.n != historyEvents {
+		t.Fatalf("%d events kept", r.n)
+	}
+	if _, ok := r.since(9); ok { // event 10 was dropped
+		t.Fatal("a resume from a dropped event was offered")
+	}
+	if got, ok := r.since(10); !ok || len(got) != historyEvents {
+		t.Fatalf("resume from the oldest kept: %d events, %v", len(got), ok)
+	}
+	big := fsm.String(strings.Repeat("x", historyBytes/3))
+	for i := range 5 {
+		r.add(fsm.Event{Index: uint64(historyEvents + 11 + i), Kind: fsm.EventPut, Value: big})
+	}
+	if r.bytes > historyBytes {
+		t.Fatalf("%d bytes held, bound %d", r.bytes, historyBytes)
+	}
+}

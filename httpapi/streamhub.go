@@ -196,8 +196,8 @@ func (h *hub) publish(events []fsm.Event) {
 func (h *hub) deliver(e *fsm.Event) {
 	n := &h.root
 	for depth := 0; ; depth++ {
-		for s := range n.subs { // s.path is e.Path[:depth]: at or above the change
-			s.push(frame{index: e.Index, data: eventFrame(e, e.Path[depth:])})
+		if len(n.subs) > 0 { // at or above the change: one rendering for all of them
+			pushAll(n, frame{index: e.Index, data: eventFrame(e, e.Path[depth:])})
 		}
 		if depth == len(e.Path) {
 			break
@@ -231,9 +231,8 @@ func deliverPatchField(n *trieNode, f fsm.Field, index uint64) {
 		if i == len(f.Path)-1 {
 			break
 		}
-		rel := f.Path[i+1:]
-		for s := range n.subs {
-			s.push(frame{index: index, data: putFrame(rel, f.Value)})
+		if len(n.subs) > 0 {
+			pushAll(n, frame{index: index, data: putFrame(f.Path[i+1:], f.Value)})
 		}
 	}
 	deliverBelow(n, nil, index, f.Value)
@@ -242,12 +241,19 @@ func deliverPatchField(n *trieNode, f fsm.Field, index uint64) {
 // deliverBelow sends every subscriber in n's subtree (n is rel below the
 // changed location, whose new value is v) a put at its root.
 func deliverBelow(n *trieNode, rel fsm.Path, index uint64, v *fsm.Node) {
-	sub := v.Get(rel)
-	for s := range n.subs {
-		s.push(frame{index: index, data: putFrame(nil, sub)})
+	if len(n.subs) > 0 {
+		pushAll(n, frame{index: index, data: putFrame(nil, v.Get(rel))})
 	}
 	for k, c := range n.children {
 		deliverBelow(c, append(rel[:len(rel):len(rel)], k), index, v)
+	}
+}
+
+// pushAll queues f for every subscriber of n (frames are read-only, so
+// they share it).
+func pushAll(n *trieNode, f frame) {
+	for s := range n.subs {
+		s.push(f)
 	}
 }
 

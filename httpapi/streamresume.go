@@ -13,8 +13,13 @@ import (
 // from a bounded history of this node's recent events — or, when that
 // history no longer reaches back far enough, a fresh put at "/".
 
-// historyEvents bounds the recent events a node keeps for resumes.
-const historyEvents = 4096
+// historyEvents and historyBytes bound the recent events a node keeps
+// for resumes: their count, and the approximate JSON size of the values
+// they hold (a value overwritten since would otherwise stay in memory).
+const (
+	historyEvents = 4096
+	historyBytes  = 64 << 20
+)
 
 // history is a ring of the most recent events, oldest first. Not every
 // log index has an event (Raft's own entries, refused writes), so what it
@@ -24,8 +29,27 @@ type history struct {
 	events []fsm.Event
 	start  int // index in events of the oldest
 	n      int
+	bytes  int64 // eventBytes of the events held
 	gone   uint64
 	seen   bool // an event has arrived (gone is meaningful)
+}
+
+// eventBytes approximates the memory an event's values keep alive.
+func eventBytes(e *fsm.Event) int64 {
+	size := e.Value.Size()
+	for _, f := range e.Fields {
+		size += f.Value.Size()
+	}
+	return size
+}
+
+// dropOldest forgets the oldest event.
+func (r *history) dropOldest() {
+	old := &r.events[r.start]
+	r.gone, r.bytes = old.Index, r.bytes-eventBytes(old)
+	*old = fsm.Event{}
+	r.start = (r.start + 1) % len(r.events)
+	r.n--
 }
 
 func (r *history) add(e fsm.Event) {
@@ -37,14 +61,17 @@ func (r *history) add(e fsm.Event) {
 		// streams were wired) never reached the history.
 		r.seen, r.gone = true, e.Index-1
 	}
-	i := (r.start + r.n) % len(r.events)
-	if r.n == len(r.events) {
-		r.gone = r.events[r.start].Index
-		r.start = (r.start + 1) % len(r.events)
-	} else {
-		r.n++
+	size := eventBytes(&e)
+	for r.n > 0 && (r.n == len(r.events) || r.bytes+size > historyBytes) {
+		r.dropOldest()
 	}
-	r.events[i] = e
+	if size > historyBytes { // too big to keep: resumes from before it get a fresh put
+		r.gone = e.Index
+		return
+	}
+	r.events[(r.start+r.n)%len(r.events)] = e
+	r.n++
+	r.bytes += size
 }
 
 // since returns the events after index, and false when the history does

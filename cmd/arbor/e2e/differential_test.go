@@ -722,6 +722,7 @@ func diffCases() []diffCase {
 		{name: "override silent DELETE", setup: mixedSetup, method: "POST", path: "{base}.json?print=silent&x-http-method-override=DELETE", want: 204},
 		{name: "override header FOO", setup: mixedSetup, method: "POST", path: "{base}/n.json", body: `7`, headers: []string{"X-HTTP-Method-Override", "FOO"}, want: 400},
 		{name: "override query HEAD", setup: mixedSetup, method: "POST", path: "{base}/n.json?x-http-method-override=HEAD", body: `7`, want: 400},
+		{name: "increment overflowing a double", setup: `{"d":1.7e308}`, method: "PUT", path: "{base}/d.json", body: `{".sv":{"increment":1.7e308}}`, want: 400, after: []string{"{base}.json"}},
 		{name: "override conflicting header and query", setup: mixedSetup, method: "POST", path: "{base}/n.json?x-http-method-override=PUT", body: `7`, headers: []string{"X-HTTP-Method-Override", "DELETE"}, want: 400, after: []string{"{base}.json"}},
 
 		// --- Priorities (SPEC §2).
