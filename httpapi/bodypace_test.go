@@ -41,3 +41,17 @@ func TestBodyPace(t *testing.T) {
 		t.Fatalf("a steady body: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestMaxBodyBytesCapsEveryLimit: a body over MaxBodyBytes is a 413 even
+// with writeSizeLimit=unlimited, declared or not.
+func TestMaxBodyBytesCapsEveryLimit(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) { c.MaxBodyBytes = 1 << 10 })
+	body := `"` + strings.Repeat("x", 2<<10) + `"`
+	r := h.do(req{method: "PUT", path: "/x.json?writeSizeLimit=unlimited", body: str(body)})
+	if r.status != 413 {
+		t.Fatalf("a 2 KiB body over a 1 KiB cap: %d %s", r.status, r.body)
+	}
+	if r := h.do(req{method: "PUT", path: "/x.json?writeSizeLimit=unlimited", body: str(`"small"`)}); r.status != 200 {
+		t.Fatalf("a small body: %d", r.status)
+	}
+}

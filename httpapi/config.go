@@ -62,6 +62,9 @@ type Config struct {
 	// StreamBufferBytes bounds the frames queued for one stream; a
 	// subscriber that falls further behind is cancelled (default 8 MiB).
 	StreamBufferBytes int
+	// MaxBodyBytes caps a write's body whatever its write size limit
+	// (0: no cap); the server sets it from the largest replicated write.
+	MaxBodyBytes int64
 	// RenderBudgetBytes bounds the bytes of large answers (1 MiB or more)
 	// rendered at once (default 64 MiB; renderbudget.go).
 	RenderBudgetBytes int64
@@ -105,7 +108,7 @@ func (c Config) Validate() error {
 	if c.WriteTimeout < 0 {
 		return errors.New("httpapi: write timeout must not be negative")
 	}
-	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 || c.RenderBudgetBytes < 0 {
+	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 || c.RenderBudgetBytes < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("httpapi: stream keep-alive and buffer must not be negative")
 	}
 	return nil

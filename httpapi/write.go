@@ -74,7 +74,7 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 		cmd.Kind, cmd.Parsed = fsm.CmdSet, true
 		return cmd, nil
 	}
-	body, err := readBody(c, rq.opts.writeLimit)
+	body, err := readBody(c, s.bodyLimit(rq.opts.writeLimit))
 	if err != nil {
 		return cmd, err
 	}
@@ -110,6 +110,18 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 	}
 	cmd.Parsed = true
 	return cmd, nil
+}
+
+// bodyLimit is the most a write's body may carry: the request's write
+// size limit, and never more than Config.MaxBodyBytes — a larger body
+// could not become one replicated write, so it is refused before it is
+// read and parsed (parsing 100 MB only to refuse it cost an election on a
+// loaded node).
+func (s *Server) bodyLimit(writeLimit int64) int64 {
+	if s.cfg.MaxBodyBytes > 0 {
+		return min(writeLimit, s.cfg.MaxBodyBytes)
+	}
+	return writeLimit
 }
 
 // readBody reads a PUT/POST/PATCH body through the write size limit and

@@ -244,6 +244,11 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc.DefaultWriteSizeLimit = c.DefaultWriteSizeLimit
 	hc.WriteTimeout = c.WriteTimeout
 	hc.StreamKeepAlive = c.StreamKeepAlive
+	// A body's encoded command is about the body's size (strings,
+	// numbers): one over twice the largest replicated write could fit it
+	// only if it were mostly whitespace or escapes, so it is refused
+	// before it is read (docs/RELIABILITY.md).
+	hc.MaxBodyBytes = 2 * cluster.MaxCommandBytes
 	hc.Logger = logger.With("component", "http")
 	hc.Registerer = reg
 	hc.Gatherer = reg
