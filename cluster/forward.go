@@ -170,7 +170,7 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 			return encodeError(fmt.Errorf("forwarded command: %w", err))
 		}
 		res, err := n.leaderApply(ctx, kind, data)
-		a, err := fsm.AnswerFor(kind.PlainKind(), res, err, o)
+		a, err := fsm.AnswerFor(fsm.AnswerKind(data), res, err, o)
 		if err != nil {
 			return encodeError(err)
 		}

@@ -34,6 +34,11 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if err := n.CanPropose(c.Kind); err != nil {
 		return fsm.Answer{}, err
 	}
+	if c.As != nil {
+		if err := n.CanPropose(fsm.CmdAs); err != nil {
+			return fsm.Answer{}, err
+		}
+	}
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
 	format, err := n.clusterFormat()

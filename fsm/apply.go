@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -9,29 +10,46 @@ import (
 // bad input: an entry that cannot be decoded or applied leaves the state as
 // it was and returns the error to the proposer.
 func applyEntry(s *state, data []byte) (*state, Result, []Event, error) {
-	next := *s
 	cmd, err := DecodeCommand(data)
 	if err != nil {
-		return &next, Result{}, nil, err
+		return s.clone(), Result{}, nil, err
 	}
-	var (
-		res    Result
-		events []Event
-	)
-	switch cmd.Kind {
-	case CmdSet:
-		res, events, err = applySet(&next, &cmd)
-	case CmdUpdate:
-		res, events, err = applyUpdate(&next, &cmd)
-	case CmdPush:
-		res, events, err = applyPush(&next, &cmd)
-	default:
-		err = fmt.Errorf("apply: command kind %d: %w", cmd.Kind, ErrUnsupportedVersion)
+	return applyCommand(s, &cmd)
+}
+
+// applyCommand applies a decoded command; one made with an Access (CmdAs)
+// only if the rules in force allow it.
+func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
+	next := s.clone()
+	res, events, err := applyKind(next, cmd)
+	if cmd.As != nil && cmd.Kind != CmdSetRules {
+		var perr *PreconditionError
+		switch {
+		case errors.As(err, &perr):
+			err = judgePrecondition(s, cmd, err)
+		case err == nil:
+			err = judgeWrite(s, next, cmd, res)
+		}
 	}
 	if err != nil {
 		return s.clone(), Result{}, nil, err
 	}
-	return &next, res, events, nil
+	return next, res, events, nil
+}
+
+// applyKind carries out cmd on s in place.
+func applyKind(s *state, cmd *Command) (Result, []Event, error) {
+	switch cmd.Kind {
+	case CmdSet:
+		return applySet(s, cmd)
+	case CmdUpdate:
+		return applyUpdate(s, cmd)
+	case CmdPush:
+		return applyPush(s, cmd)
+	case CmdSetRules:
+		return applySetRules(s, cmd)
+	}
+	return Result{}, nil, fmt.Errorf("apply: command kind %d: %w", cmd.Kind, ErrUnsupportedVersion)
 }
 
 func (s *state) clone() *state { c := *s; return &c }

@@ -28,7 +28,7 @@ const (
 
 // CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it.
-const CommandVersion = 3
+const CommandVersion = 4
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -60,7 +60,8 @@ func (k CommandKind) PlainKind() CommandKind {
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
 	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
-	CmdChunk: 3,
+	CmdChunk:    3,
+	CmdSetRules: 4, CmdAs: 4,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
@@ -104,6 +105,10 @@ type Command struct {
 	Rand [12]byte
 	// WriteLimit caps the bytes written plus removed (0: no cap).
 	WriteLimit int64
+	// As, when not nil, is who the write acts as: the entry is a CmdAs
+	// wrapping the command, and Apply judges it by the rules in force
+	// (nil: an admin's write, not judged).
+	As *Access
 }
 
 // Encode serialises c as a versioned log entry:
@@ -113,7 +118,15 @@ type Command struct {
 func (c *Command) Encode() []byte {
 	buf := c.appendHeader(make([]byte, 0, 64+len(c.Body)), c.Kind)
 	buf = appendBytes(buf, c.Body)
-	return c.appendTrailer(buf)
+	return c.wrap(c.appendTrailer(buf))
+}
+
+// wrap makes the entry of a judged command (As set) a CmdAs around it.
+func (c *Command) wrap(entry []byte) []byte {
+	if c.As == nil {
+		return entry
+	}
+	return wrapAs(c.As, entry)
 }
 
 // EncodeParsed serialises c, which must be Parsed, as an entry of c's
@@ -128,7 +141,7 @@ func (c *Command) EncodeParsed() []byte {
 	} else {
 		buf = appendWire(buf, c.Value)
 	}
-	return c.appendTrailer(buf)
+	return c.wrap(c.appendTrailer(buf))
 }
 
 // EntryKind returns the kind of an encoded entry without decoding it.
@@ -184,6 +197,9 @@ func DecodeCommand(b []byte) (Command, error) {
 	c.Kind = CommandKind(b[1])
 	if f := c.Kind.EntryFormat(); f == 0 || f > int(b[0]) {
 		return c, fmt.Errorf("decode command: kind %d in entry format %d: %w", c.Kind, b[0], ErrUnsupportedVersion)
+	}
+	if c.Kind == CmdAs {
+		return decodeAs(b)
 	}
 	c.HasIfMatch = b[2]&1 != 0
 	d := decoder{b: b[3:]}
@@ -294,6 +310,9 @@ type Read struct {
 	// Linearizable asks for a value that reflects every write acknowledged
 	// before the read started (SPEC §9); otherwise the local state is read.
 	Linearizable bool
+	// Access is who reads, judged by the rules in force on the state the
+	// read sees (nil: an admin).
+	Access *Access
 }
 
 // ReadResult is the state a read observed.
@@ -301,6 +320,8 @@ type ReadResult struct {
 	// Value is the node at the path, at the observed index.
 	Value *Node
 	Index uint64
+	// Rules are the security rules in force at Index (nil: the default).
+	Rules *Rules
 }
 
 // PreconditionError is returned (wrapping ErrPreconditionFailed) when an

@@ -9,6 +9,9 @@ const (
 	EventPut EventKind = iota + 1
 	// EventPatch replaces, for each field of Fields, the value at Path+field.
 	EventPatch
+	// EventRules says the security rules changed: listeners re-check
+	// whether they may still read (SPEC §5 cancel). It has no Path.
+	EventRules
 )
 
 // Event is one change made by an applied entry.

@@ -18,6 +18,8 @@ type state struct {
 	// chunks is a chunked command being assembled (chunk.go); never in a
 	// snapshot.
 	chunks *pendingChunks
+	// rules are the security rules set by the log (nil: the default).
+	rules *Rules
 }
 
 // ApplyResponse is what FSM.Apply returns through raft's ApplyFuture.Response.
@@ -62,7 +64,7 @@ func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
 // ReadLocal returns the value at p in the current state.
 func (f *FSM) ReadLocal(p Path) ReadResult {
 	s := f.cur.Load()
-	return ReadResult{Value: s.root.Get(p), Index: s.index}
+	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rules}
 }
 
 // SetEventSink registers fn to receive the change events of the applied
@@ -174,6 +176,7 @@ func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, 
 		return nil, nil, nil, &UnsupportedEntryError{Index: l.Index, Err: err}
 	}
 	next.index = l.Index
+	next.stampRules(l.Index)
 	res.Index = l.Index
 	for i := range events {
 		events[i].Index = l.Index
@@ -196,7 +199,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	f.publish(s, []Event{{Index: s.index, Kind: EventPut, Path: nil, Value: s.root}})
+	f.publish(s, []Event{{Index: s.index, Kind: EventPut, Path: nil, Value: s.root}, {Index: s.index, Kind: EventRules}})
 	return nil
 }
 

@@ -58,6 +58,7 @@ type Query struct {
 	limit      int
 	limitSet   bool
 	fromEnd    bool // limitToLast
+	equal      bool // the range came from equalTo
 }
 
 // Order is the query's ordering.

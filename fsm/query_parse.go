@@ -172,7 +172,7 @@ func (q *Query) parseBounds(params map[string]string) error {
 		if !end.named {
 			end.name.ext = 1
 		}
-		q.start, q.end = equalTo, &end
+		q.start, q.end, q.equal = equalTo, &end, true
 		return nil
 	}
 	q.start = cmp.Or(startAt, startAfter)

@@ -11,7 +11,7 @@ import (
 
 // SnapshotVersion is the snapshot format version this release writes.
 // readSnapshot accepts every version up to it.
-const SnapshotVersion = 1
+const SnapshotVersion = 2
 
 // snapshotMagic starts every snapshot so a foreign file is refused early.
 const snapshotMagic = "ARBORSNP"
@@ -21,6 +21,11 @@ const snapshotMagic = "ARBORSNP"
 //	magic(8) version(1) index(8) lastPushTime(8) lastRand(12)
 //	body: the tree as export-format JSON ("null" when empty)
 //	crc32c(4) over everything before it
+//
+// Version 2 adds, after lastRand, the security rules: rulesIndex(8)
+// rulesLen(4) rules source. It is written only when rules were set, which
+// needs every member to apply entry format 4 and so to read version 2;
+// a state with the default rules keeps writing version 1.
 //
 // The tree is rendered one top-level child at a time so Persist never holds
 // a second copy of the whole tree in memory.
@@ -54,10 +59,19 @@ func writeSnapshot(w io.Writer, s *state) error {
 	body := &treeChunks{root: s.root}
 	var hdr []byte
 	hdr = append(hdr, snapshotMagic...)
-	hdr = append(hdr, SnapshotVersion)
+	version := byte(1)
+	if s.rules != nil {
+		version = 2
+	}
+	hdr = append(hdr, version)
 	hdr = binary.BigEndian.AppendUint64(hdr, s.index)
 	hdr = binary.BigEndian.AppendUint64(hdr, uint64(s.lastPushTime))
 	hdr = append(hdr, s.lastRand[:]...)
+	if s.rules != nil {
+		hdr = binary.BigEndian.AppendUint64(hdr, s.rules.Index)
+		hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(s.rules.Source)))
+		hdr = append(hdr, s.rules.Source...)
+	}
 	if _, err := cw.Write(hdr); err != nil {
 		return err
 	}
@@ -132,8 +146,9 @@ func readSnapshot(r io.Reader) (*state, error) {
 	if len(data) < hdrLen+4 || string(data[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, fmt.Errorf("read snapshot: not an Arbor snapshot: %w", ErrInvalidData)
 	}
-	if v := data[len(snapshotMagic)]; v == 0 || v > SnapshotVersion {
-		return nil, fmt.Errorf("read snapshot: version %d: %w", v, ErrUnsupportedVersion)
+	version := data[len(snapshotMagic)]
+	if version == 0 || version > SnapshotVersion {
+		return nil, fmt.Errorf("read snapshot: version %d: %w", version, ErrUnsupportedVersion)
 	}
 	sum := binary.BigEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(data[:len(data)-4], crcTable) != sum {
@@ -145,6 +160,21 @@ func readSnapshot(r io.Reader) (*state, error) {
 	s.lastPushTime = int64(binary.BigEndian.Uint64(d[8:]))
 	copy(s.lastRand[:], d[16:28])
 	body := d[28 : len(d)-4]
+	if version >= 2 {
+		if len(body) < 12 {
+			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", ErrInvalidData)
+		}
+		index := binary.BigEndian.Uint64(body)
+		n := binary.BigEndian.Uint32(body[8:])
+		if uint64(n) > uint64(len(body)-12) {
+			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", ErrInvalidData)
+		}
+		src := append([]byte(nil), body[12:12+n]...)
+		if s.rules, err = restoreRules(src, index); err != nil {
+			return nil, err
+		}
+		body = body[12+n:]
+	}
 	root, err := ParseBody(body, MaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: tree: %w", err)

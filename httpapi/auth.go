@@ -3,34 +3,50 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
-// msgBadToken is SPEC §6's 401 text for an unusable credential.
-const msgBadToken = "Could not parse auth token."
+// SPEC §6's 401 texts for an unusable credential.
+const (
+	msgBadToken     = "Could not parse auth token."
+	msgExpiredToken = "Auth token is expired."
+)
 
 // devOwnerToken is the emulator's admin token, accepted with Config.Dev.
 const devOwnerToken = "owner"
 
 var (
-	errBadToken   = fsm.Public(fsm.ErrUnauthenticated, msgBadToken)
-	errPermission = fsm.Public(fsm.ErrPermissionDenied, fsm.MsgPermission)
+	errBadToken     = fsm.Public(fsm.ErrUnauthenticated, msgBadToken)
+	errExpiredToken = fsm.Public(fsm.ErrUnauthenticated, msgExpiredToken)
+	errPermission   = fsm.ErrDenied
+	errOverride     = badRequest("auth_variable_override must be a JSON object or null")
 )
 
 // identity is who a request acts as.
 type identity struct {
 	token string // "" when no credential was given
-	admin bool
+	admin bool   // an admin secret, acting as itself (rules do not apply)
+	// access is what the rules judge: nil for an admin acting as itself.
+	access *fsm.Access
+	// expires is when a verified ID token stops being valid (zero: never).
+	expires time.Time
 }
 
 // authenticate finds the request's credential (?auth=, ?access_token= or
-// an Authorization: Bearer header, in that order) and whether it is admin.
-// A malformed Authorization header is refused even when another
-// credential is present, since the client clearly meant to send one.
+// an Authorization: Bearer header, in that order) and who it makes the
+// request: an admin (an admin secret), an admin acting as another `auth`
+// (auth_variable_override), a verified ID token's user, or nobody. A
+// malformed Authorization header is refused even when another credential
+// is present, since the client clearly meant to send one; so is a token
+// that is neither an admin secret nor a valid ID token.
 func (s *Server) authenticate(r *http.Request, v url.Values) (identity, error) {
 	var header string
 	if hs := r.Header.Values("Authorization"); len(hs) > 0 {
@@ -51,7 +67,64 @@ func (s *Server) authenticate(r *http.Request, v url.Values) (identity, error) {
 	if token == "" {
 		token = header
 	}
-	return identity{token: token, admin: s.isAdmin(token)}, nil
+	id := identity{token: token, admin: s.isAdmin(token)}
+	override, hasOverride := v["auth_variable_override"]
+	switch {
+	case id.admin && hasOverride:
+		auth, err := parseOverride(override[0])
+		if err != nil {
+			return identity{}, err
+		}
+		id.admin, id.access = false, s.accessAs(auth)
+	case id.admin:
+	case hasOverride:
+		// Only an admin may act as someone else.
+		return identity{}, errPermission
+	case token == "":
+		id.access = s.accessAs(nil)
+	default:
+		verified, err := s.verifyToken(token)
+		if err != nil {
+			return identity{}, err
+		}
+		id.access, id.expires = s.accessAs(verified.Auth), verified.Expires
+	}
+	return id, nil
+}
+
+// accessAs is the Access of a request acting as auth.
+func (s *Server) accessAs(auth any) *fsm.Access {
+	return &fsm.Access{Auth: auth, OpenIfUnset: s.cfg.Dev}
+}
+
+// verifyToken turns an ID token into its claims' `auth`; anything else
+// that is not an admin secret is an unusable credential.
+func (s *Server) verifyToken(token string) (*idtoken.Identity, error) {
+	if s.tokens == nil || !idtoken.LooksLikeJWT(token) {
+		return nil, errBadToken
+	}
+	verified, err := s.tokens.Verify(token)
+	switch {
+	case errors.Is(err, idtoken.ErrExpired):
+		return nil, errExpiredToken
+	case err != nil:
+		s.cfg.Logger.Debug("ID token refused", "err", err)
+		return nil, errBadToken
+	}
+	return verified, nil
+}
+
+// parseOverride reads auth_variable_override: a JSON object, or null for
+// an unauthenticated request.
+func parseOverride(text string) (any, error) {
+	var auth any
+	if err := json.Unmarshal([]byte(text), &auth); err != nil {
+		return nil, errOverride
+	}
+	if _, ok := auth.(map[string]any); !ok && auth != nil {
+		return nil, errOverride
+	}
+	return auth, nil
 }
 
 // isAdmin compares token with every admin secret in constant time; hashing
@@ -71,11 +144,16 @@ func (s *Server) isAdmin(token string) bool {
 	return match == 1
 }
 
-// authorize decides whether id may use the data API. Until rules exist,
-// admins may do everything, and in Dev mode so may everyone.
-func (s *Server) authorize(id identity) error {
-	if id.admin || s.cfg.Dev {
+// readAccess is the Access a read of rq is judged as: the request's, with
+// the clock and the query it reads with (nil for an admin).
+func (s *Server) readAccess(rq *request) *fsm.Access {
+	if rq.id.access == nil {
 		return nil
 	}
-	return errPermission
+	a := *rq.id.access
+	a.Now = s.cfg.Now().UnixMilli()
+	if rq.opts != nil {
+		a.Query = rq.opts.query.RulesQuery()
+	}
+	return &a
 }

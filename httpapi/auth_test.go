@@ -27,11 +27,13 @@ func TestAuth(t *testing.T) {
 		{name: "no credentials read", req: req{method: "GET", path: "/b.json", anon: true}, status: 401, body: denied},
 		{name: "no credentials write", req: req{method: "PUT", path: "/b.json", body: str(`3`), anon: true}, status: 401,
 			body: denied, tree: `{"a":1,"b":2}`},
-		{name: "wrong secret", req: req{method: "DELETE", path: "/b.json?auth=guess", anon: true}, status: 401, body: denied,
+		{name: "wrong secret", req: req{method: "DELETE", path: "/b.json?auth=guess", anon: true}, status: 401, body: unparsable,
 			tree: `{"a":1,"b":2}`},
-		{name: "secret prefix", req: req{method: "GET", path: "/b.json?auth=s3cret", anon: true}, status: 401, body: denied},
+		{name: "secret prefix", req: req{method: "GET", path: "/b.json?auth=s3cret", anon: true}, status: 401, body: unparsable},
 		{name: "owner without dev", req: req{method: "GET", path: "/b.json", headers: bearer("Bearer owner"), anon: true},
-			status: 401, body: denied},
+			status: 401, body: unparsable},
+		{name: "JWT without keys", req: req{method: "GET", path: "/b.json?auth=eyJhbGciOiJIUzI1NiJ9.e30.c2ln", anon: true},
+			status: 401, body: unparsable},
 		{name: "basic scheme", req: req{method: "GET", path: "/b.json", headers: bearer("Basic dXNlcjpwdw=="), anon: true},
 			status: 401, body: unparsable},
 		{name: "bare token", req: req{method: "GET", path: "/b.json", headers: bearer(adminSecret), anon: true},
@@ -59,15 +61,16 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-// TestDevMode checks --dev: everyone may use the data API, `Bearer owner`
-// is admin, and /status still needs an admin.
+// TestDevMode checks --dev: until rules are set everyone may use the
+// data API, `Bearer owner` is admin, and /status still needs an admin.
 func TestDevMode(t *testing.T) {
 	h := newHarness(t, nil, func(c *Config) { c.Dev = true })
 	owner := map[string]string{"Authorization": "Bearer owner"}
 	h.run([]step{
 		{name: "anonymous write", req: req{method: "PUT", path: "/a.json", body: str(`1`), anon: true}, status: 200, body: "1",
 			tree: `{"a":1}`},
-		{name: "any token", req: req{method: "GET", path: "/a.json?auth=whoever", anon: true}, status: 200, body: "1"},
+		{name: "a token must still be valid", req: req{method: "GET", path: "/a.json?auth=whoever", anon: true}, status: 401,
+			body: errBody("Could not parse auth token.")},
 		{name: "malformed header still 401", req: req{method: "GET", path: "/a.json", anon: true,
 			headers: map[string]string{"Authorization": "nonsense"}}, status: 401, body: errBody("Could not parse auth token.")},
 		{name: "status anonymous", req: req{method: "GET", path: "/status", anon: true}, status: 401, body: errBody("Permission denied")},
@@ -75,7 +78,12 @@ func TestDevMode(t *testing.T) {
 			body: `{"applied":1,"id":"node-1","role":"leader"}`},
 		{name: "settings anonymous", req: req{method: "GET", path: "/.settings/rules.json", anon: true}, status: 401,
 			body: errBody("Permission denied")},
-		{name: "settings owner", req: req{method: "GET", path: "/.settings/rules.json", anon: true, headers: owner}, status: 400,
-			body: errBody("Rules are not supported yet")},
+		{name: "settings owner", req: req{method: "GET", path: "/.settings/rules.json?format=strict", anon: true, headers: owner},
+			status: 200, body: "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}"},
+		{name: "rules set", req: req{method: "PUT", path: "/.settings/rules.json", anon: true, headers: owner,
+			body: str(`{"rules": {"a": {".read": true}}}`)}, status: 200, body: `{"status":"ok"}`},
+		{name: "open no more", req: req{method: "PUT", path: "/a.json", body: str(`2`), anon: true}, status: 401,
+			body: errBody("Permission denied")},
+		{name: "what the rules allow", req: req{method: "GET", path: "/a.json", anon: true}, status: 200, body: "1"},
 	})
 }

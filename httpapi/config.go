@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
 // Read consistency levels (SPEC §9), as accepted by ?consistency= and
@@ -33,8 +35,12 @@ var writeSizeLimits = map[string]int64{
 type Config struct {
 	// AdminSecrets are tokens that are admin (they bypass rules).
 	AdminSecrets []string
-	// Dev opens access to everyone and also accepts `Bearer owner` as admin.
+	// Dev makes the rules open until some are set, and accepts `Bearer
+	// owner` as an admin.
 	Dev bool
+	// Tokens verifies ID tokens (JWTs) whose claims become the rules'
+	// `auth`; nil accepts none.
+	Tokens *idtoken.Verifier
 	// DefaultConsistency is the read consistency when a request names none:
 	// "linearizable" (the default) or "local".
 	DefaultConsistency string

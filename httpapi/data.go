@@ -19,12 +19,8 @@ type request struct {
 	ifMatch    string
 	hasIfMatch bool
 	wantETag   bool // X-Firebase-ETag: true
+	id         identity
 }
-
-// Messages of the parts that later issues implement.
-var (
-	errRulesUnsupported = badRequest("Rules are not supported yet")
-)
 
 // data serves every path that is not a fixed endpoint: the Firebase REST
 // API at <path>.json (SPEC §1–§4). Checks run from the cheapest and most
@@ -64,6 +60,12 @@ func (s *Server) data(c *gin.Context) {
 			return
 		}
 	}
+	strict := false
+	if settings && v.Get("format") == "strict" {
+		// The rules in plain JSON (firebase-admin's getRulesJSON).
+		strict = true
+		v = withoutParam(v, "format")
+	}
 	opts, err := s.parseOptions(method, v)
 	if err != nil {
 		s.writeError(c, err)
@@ -76,19 +78,10 @@ func (s *Server) data(c *gin.Context) {
 		return
 	}
 	if settings {
-		// Only admins may touch /.settings (SPEC §8); rules come later.
-		if !id.admin {
-			s.writeError(c, errPermission)
-			return
-		}
-		s.writeError(c, errRulesUnsupported)
+		s.settings(c, method, trimmed, strict, v, opts, id)
 		return
 	}
-	if err := s.authorize(id); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	rq := &request{method: method, path: p, opts: opts}
+	rq := &request{method: method, path: p, opts: opts, id: id}
 	if im := r.Header.Values("If-Match"); len(im) > 0 {
 		if len(im) > 1 {
 			s.writeError(c, badRequest("Only one if-match header may be given"))
@@ -152,4 +145,15 @@ func (rq *request) nodePath() fsm.Path {
 		return rq.path[:len(rq.path)-1]
 	}
 	return rq.path
+}
+
+// withoutParam returns a copy of v without name.
+func withoutParam(v url.Values, name string) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		if k != name {
+			out[k] = vs
+		}
+	}
+	return out
 }

@@ -37,8 +37,10 @@ type fsmDB struct {
 func newFSMDB() *fsmDB { return &fsmDB{f: fsm.New()} }
 
 func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) {
-	return d.f.ReadLocal(r.Path), nil
+	return d.f.ReadAs(r.Path, r.Access)
 }
+
+func (d *fsmDB) Judge(_ context.Context, c fsm.Command, _ bool) error { return d.f.Judge(c) }
 
 // Propose applies c as the leader would: in its parsed form (entry
 // format 2) and its answer rendered by fsm.AnswerFor.
@@ -55,7 +57,7 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 	if ar == nil {
 		return fsm.Answer{}, fmt.Errorf("apply of command %d answered nothing", d.index)
 	}
-	return fsm.AnswerFor(c.Kind, ar.Result, ar.Err, o)
+	return fsm.AnswerFor(fsm.AnswerKind(data), ar.Result, ar.Err, o)
 }
 
 func (d *fsmDB) Ready(context.Context) error { return nil }
@@ -89,6 +91,14 @@ type fakeDB struct {
 	propose func(context.Context, fsm.Command) (fsm.Answer, error)
 	ready   func(context.Context) error
 	status  func(context.Context) (any, error)
+	judge   func(context.Context, fsm.Command, bool) error
+}
+
+func (d *fakeDB) Judge(ctx context.Context, c fsm.Command, fresh bool) error {
+	if d.judge == nil {
+		return nil
+	}
+	return d.judge(ctx, c, fresh)
 }
 
 func (d *fakeDB) Read(ctx context.Context, r fsm.Read) (fsm.ReadResult, error) {

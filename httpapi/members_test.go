@@ -67,7 +67,7 @@ func TestMembersEndpoints(t *testing.T) {
 	}{
 		{"GET", "/members", adminSecret, 200, `[{"health":"alive","id":"n1"}]`},
 		{"GET", "/members", "", 401, "Permission denied"},
-		{"GET", "/members", "wrong", 401, "Permission denied"},
+		{"GET", "/members", "wrong", 401, "Could not parse auth token."},
 		{"DELETE", "/members?id=n3", adminSecret, 200, `{"removed":"n3"}`},
 		{"DELETE", "/members?id=n3", "", 401, "Permission denied"},
 		{"DELETE", "/members", adminSecret, 400, "Missing member id"},

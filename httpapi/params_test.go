@@ -110,7 +110,7 @@ func TestQueryParameters(t *testing.T) {
 			body: errBody("consistency must be linearizable or local")},
 		// accepted for compatibility
 		{name: "ignored parameters", req: req{method: "GET",
-			path: "/d/c.json?ns=demo&ac=tok&disableTriggers=true&dryRun=false&auth_variable_override=%7B%22uid%22%3A%22u1%22%7D"},
+			path: "/d/c.json?ns=demo&ac=tok&disableTriggers=true&dryRun=false"},
 			status: 200, body: `"x"`},
 		{name: "firebase-tools delete", req: req{method: "PATCH",
 			path: "/d/a.json?print=silent&writeSizeLimit=tiny&disableTriggers=true", body: str(`null`)},
@@ -120,10 +120,12 @@ func TestQueryParameters(t *testing.T) {
 		// not yet implemented
 		{name: "streaming with a query", req: req{method: "GET", path: `/d.json?orderBy="$key"`, headers: map[string]string{"Accept": "text/event-stream"}},
 			status: 400, body: errBody("Query parameters on a stream are not supported yet (orderBy, limitToFirst, limitToLast, startAt, startAfter, endAt, endBefore, equalTo, shallow)")},
-		{name: "rules", req: req{method: "GET", path: "/.settings/rules.json"}, status: 400,
-			body: errBody("Rules are not supported yet")},
-		{name: "rules put", req: req{method: "PUT", path: "//.settings/rules.json", body: str(`{"rules":{}}`)}, status: 400,
-			body: errBody("Rules are not supported yet"), tree: `{"d":{"c":"x"}}`},
+		{name: "rules", req: req{method: "GET", path: "/.settings/rules.json"}, status: 200,
+			body: "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}"},
+		{name: "rules put", req: req{method: "PUT", path: "//.settings/rules.json", body: str(`{"rules":{}}`)}, status: 200,
+			body: `{"status":"ok"}`, tree: `{"d":{"c":"x"}}`},
+		{name: "other settings", req: req{method: "GET", path: "/.settings/limits.json"}, status: 400,
+			body: errBody("Unknown settings path: only /.settings/rules.json exists")},
 		{name: "rules non-admin", req: req{method: "GET", path: "/.settings/rules.json", anon: true}, status: 401,
 			body: errBody("Permission denied")},
 	})

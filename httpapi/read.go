@@ -80,7 +80,7 @@ func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
 		readCtx, cancelRead = context.WithTimeout(clusterCtx, rq.opts.timeout)
 		defer cancelRead()
 	}
-	res, err := s.db.Read(readCtx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable})
+	res, err := s.db.Read(readCtx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq)})
 	if err == nil {
 		return res.Value, nil
 	}

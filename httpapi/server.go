@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
 // Server is the HTTP front of one Arbor node.
@@ -18,6 +20,7 @@ type Server struct {
 	db          DB
 	log         *slog.Logger
 	adminHashes [][sha256.Size]byte
+	tokens      *idtoken.Verifier
 	metrics     *metrics
 	engine      *gin.Engine
 	draining    atomic.Bool
@@ -41,7 +44,7 @@ func New(cfg Config, db DB) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, metrics: m, render: newRenderBudget(cfg.RenderBudgetBytes)}
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, metrics: m, render: newRenderBudget(cfg.RenderBudgetBytes), tokens: cfg.Tokens}
 	for _, secret := range cfg.AdminSecrets {
 		s.adminHashes = append(s.adminHashes, sha256.Sum256([]byte(secret)))
 	}

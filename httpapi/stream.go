@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -20,6 +21,9 @@ var errStreamsClosed = fmt.Errorf("streams closed: %w", fsm.ErrShuttingDown)
 
 // keepAliveFrame is sent when a stream has been quiet for StreamKeepAlive.
 var keepAliveFrame = []byte("event: keep-alive\ndata: null\n\n")
+
+// authRevokedFrame ends a stream whose ID token expired (SPEC §5).
+var authRevokedFrame = []byte("event: auth_revoked\ndata: \"credential is no longer valid\"\n\n")
 
 // stream serves GET with Accept: text/event-stream (SPEC §5) on any node:
 // the initial put is the value at the path as a read sees it, then every
@@ -62,8 +66,16 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 	s.metrics.streamsOpen.Inc()
 	defer s.metrics.streamsOpen.Dec()
 	var res fsm.ReadResult
+	if replayed && rq.id.access != nil {
+		// A resumed stream reads nothing, but its reader must still be
+		// allowed to.
+		if _, err := s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Access: s.readAccess(rq)}); err != nil {
+			s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
+			return
+		}
+	}
 	if !replayed {
-		if res, err = s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable}); err != nil {
+		if res, err = s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq)}); err != nil {
 			s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
 			return
 		}
@@ -101,8 +113,24 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 	}
 	keepAlive := time.NewTimer(s.cfg.StreamKeepAlive)
 	defer keepAlive.Stop()
+	var expired <-chan time.Time
+	if !rq.id.expires.IsZero() {
+		t := time.NewTimer(time.Until(rq.id.expires))
+		defer t.Stop()
+		expired = t.C
+	}
 	for {
 		select {
+		case <-sub.recheck:
+			// The rules changed: a reader they no longer allow is cancelled.
+			if _, err := s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Access: s.readAccess(rq)}); errors.Is(err, fsm.ErrPermissionDenied) {
+				s.metrics.streamsDropped.Inc()
+				_ = send(cancelFrame(fsm.MsgPermission))
+				return
+			}
+		case <-expired:
+			_ = send(authRevokedFrame)
+			return
 		case <-sub.wake:
 			for _, f := range sub.take() {
 				if f.index != 0 && f.index <= res.Index {

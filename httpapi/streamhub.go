@@ -29,6 +29,7 @@ type subscriber struct {
 	queue    []frame
 	queued   int
 	wake     chan struct{} // signalled (non-blocking) when frames arrive
+	recheck  chan struct{} // signalled (non-blocking) when the rules change
 	done     chan struct{} // closed when the stream must end
 	reason   string        // why it ended, for a cancel frame ("" on shutdown)
 	finished bool
@@ -108,7 +109,7 @@ func (h *hub) subscribe(path fsm.Path, budget int) (*subscriber, bool) {
 // subscribeLocked registers a stream at path and runs also (if any) under
 // the same lock.
 func (h *hub) subscribeLocked(path fsm.Path, budget int, also func()) (*subscriber, bool) {
-	s := &subscriber{path: path, budget: budget, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &subscriber{path: path, budget: budget, wake: make(chan struct{}, 1), recheck: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -161,16 +162,27 @@ func (h *hub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
-	var walk func(n *trieNode)
-	walk = func(n *trieNode) {
-		for s := range n.subs {
-			s.finish("")
-		}
-		for _, c := range n.children {
-			walk(c)
-		}
+	h.root.each(func(s *subscriber) { s.finish("") })
+}
+
+// each calls fn for every subscriber at or below n.
+func (n *trieNode) each(fn func(*subscriber)) {
+	for s := range n.subs {
+		fn(s)
 	}
-	walk(&h.root)
+	for _, c := range n.children {
+		c.each(fn)
+	}
+}
+
+// rulesChanged asks every stream to check that its reader may still read.
+func (h *hub) rulesChanged() {
+	h.root.each(func(s *subscriber) {
+		select {
+		case s.recheck <- struct{}{}:
+		default:
+		}
+	})
 }
 
 // open is the number of open streams.
@@ -185,6 +197,10 @@ func (h *hub) publish(events []fsm.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range events {
+		if events[i].Kind == fsm.EventRules {
+			h.rulesChanged()
+			continue
+		}
 		h.recent.add(events[i])
 		h.deliver(&events[i])
 	}

@@ -37,6 +37,10 @@ func (s *Server) write(c *gin.Context, rq *request) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.WriteTimeout)
 	defer cancel()
+	if err := s.judge(ctx, cmd); err != nil {
+		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
+		return
+	}
 	a, err := s.db.Propose(ctx, cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete})
 	if err != nil {
 		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
@@ -48,12 +52,28 @@ func (s *Server) write(c *gin.Context, rq *request) {
 	sendData(c, rq.opts, http.StatusOK, a.Body)
 }
 
+// judge refuses a write the rules refuse, before it reaches the log: a
+// flood of denied writes must not grow it. The local state may be behind,
+// so a refusal is confirmed on a state that covers every acknowledged
+// write (a read barrier) before it is answered; Apply judges every write
+// that passes again, against the rules and data it is applied to.
+func (s *Server) judge(ctx context.Context, cmd fsm.Command) error {
+	if cmd.As == nil {
+		return nil
+	}
+	if err := s.db.Judge(ctx, cmd, false); !errors.Is(err, fsm.ErrPermissionDenied) {
+		return nil
+	}
+	return s.db.Judge(ctx, cmd, true)
+}
+
 // command checks a write request and builds its command.
 func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 	cmd := fsm.Command{
 		Path:       rq.path,
 		Now:        s.cfg.Now().UnixMilli(),
 		WriteLimit: rq.opts.writeLimit,
+		As:         rq.id.access,
 	}
 	if rq.hasIfMatch {
 		if rq.method == http.MethodPost || rq.method == http.MethodPatch {

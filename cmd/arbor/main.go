@@ -141,7 +141,11 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return abort(err)
 	}
-	api, err := httpapi.NewWithAdmin(cfg.httpConfig(logger, reg), node, node)
+	hc := cfg.httpConfig(logger, reg)
+	if hc.Tokens, err = cfg.tokenVerifier(); err != nil {
+		return abort(err)
+	}
+	api, err := httpapi.NewWithAdmin(hc, node, node)
 	if err != nil {
 		return abort(fmt.Errorf("build HTTP API: %w", err))
 	}

@@ -31,8 +31,11 @@ type serveConfig struct {
 	GossipKey              string
 	InsecureCluster        bool
 	AdminSecrets           []string
-	JWTHS256Secret         string
-	JWTPublicKey           string
+	JWTHS256Secrets        []string
+	JWTPublicKeys          []string
+	JWTAudiences           []string
+	JWTIssuers             []string
+	FirebaseProject        string
 	Dev                    bool
 	DefaultReadConsistency string
 	DefaultWriteSizeLimit  string
@@ -98,8 +101,11 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GossipKey, "gossip-key", c.GossipKey, "gossip encryption `key`: base64 of 32 bytes, or the path of a file holding it")
 	fs.BoolVar(&c.InsecureCluster, "insecure-cluster", c.InsecureCluster, "allow a multi-node cluster without --tls-ca and --gossip-key")
 	fs.Var((*stringList)(&c.AdminSecrets), "admin-secret", "`secret` token that authenticates as admin (repeatable)")
-	fs.StringVar(&c.JWTHS256Secret, "jwt-hs256-secret", c.JWTHS256Secret, "`secret` that verifies HS256-signed ID tokens")
-	fs.StringVar(&c.JWTPublicKey, "jwt-public-key", c.JWTPublicKey, "PEM `file` with the public key that verifies RS256/ES256-signed ID tokens")
+	fs.Var((*stringList)(&c.JWTHS256Secrets), "jwt-hs256-secret", "`secret` that verifies HS256-signed ID tokens (repeatable, so secrets can rotate)")
+	fs.Var((*stringList)(&c.JWTPublicKeys), "jwt-public-key", "`file` with keys that verify RS256/ES256-signed ID tokens: PEM public keys or certificates, a JWKS, or Google's x509 JSON; re-read when it changes (repeatable)")
+	fs.Var((*stringList)(&c.JWTAudiences), "jwt-audience", "`aud` an ID token must name (repeatable; default: any)")
+	fs.Var((*stringList)(&c.JWTIssuers), "jwt-issuer", "`iss` an ID token must have (repeatable; default: any)")
+	fs.StringVar(&c.FirebaseProject, "firebase-project", c.FirebaseProject, "Firebase project `id` whose Authentication ID tokens are accepted: sets --jwt-audience to it and --jwt-issuer to https://securetoken.google.com/<id> (give Google's keys with --jwt-public-key)")
 	fs.BoolVar(&c.Dev, "dev", c.Dev, "development mode: open security rules and \"Bearer owner\" as admin (never in production)")
 	fs.StringVar(&c.DefaultReadConsistency, "default-read-consistency", c.DefaultReadConsistency, "`consistency` of reads that do not ask: linearizable or local")
 	fs.StringVar(&c.DefaultWriteSizeLimit, "default-write-size-limit", c.DefaultWriteSizeLimit, "write size `limit` when a request does not ask: tiny, small, medium, large or unlimited")

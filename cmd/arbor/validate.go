@@ -174,13 +174,13 @@ func (c *serveConfig) validateSecurityFiles() error {
 			return fmt.Errorf("--gossip-key: %w", err)
 		}
 	}
-	// Refused, not ignored, until ID tokens are verified (issue 16): a
-	// node that seemed to accept them would let nobody but admins in.
-	if c.JWTHS256Secret != "" {
-		return errors.New("--jwt-hs256-secret: ID tokens are not verified yet; only --admin-secret authenticates (remove the flag)")
+	for _, s := range c.JWTHS256Secrets {
+		if len(s) < 16 {
+			return errors.New("--jwt-hs256-secret: must be at least 16 bytes (a short secret can be guessed offline from any token)")
+		}
 	}
-	if c.JWTPublicKey != "" {
-		return errors.New("--jwt-public-key: ID tokens are not verified yet; only --admin-secret authenticates (remove the flag)")
+	if _, err := c.tokenVerifier(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -1,0 +1,65 @@
+package fsm
+
+import "github.com/arbordb/arbor/fsm/rules"
+
+// ruleNode shows a *Node to the rules evaluator. It is the same pointer
+// under another type, so handing a tree to the rules allocates nothing;
+// a nil *ruleNode is null.
+type ruleNode Node
+
+// ruleValue returns n as the rules see it.
+func ruleValue(n *Node) rules.Value { return (*ruleNode)(n) }
+
+func (r *ruleNode) node() *Node { return (*Node)(r) }
+
+// Kind implements rules.Value.
+func (r *ruleNode) Kind() rules.Kind {
+	switch r.node().Kind() {
+	case KindBool:
+		return rules.Bool
+	case KindInt, KindFloat:
+		return rules.Number
+	case KindString:
+		return rules.String
+	case KindObject:
+		return rules.Object
+	}
+	return rules.Null
+}
+
+// Bool implements rules.Value.
+func (r *ruleNode) Bool() bool { return r.node().Kind() == KindBool && r.b }
+
+// Number implements rules.Value.
+func (r *ruleNode) Number() float64 { f, _ := r.node().Number(); return f }
+
+// Str implements rules.Value.
+func (r *ruleNode) Str() string {
+	if r.node().Kind() != KindString {
+		return ""
+	}
+	return r.s
+}
+
+// Child implements rules.Value.
+func (r *ruleNode) Child(key string) rules.Value { return ruleValue(r.node().Child(key)) }
+
+// Len implements rules.Value.
+func (r *ruleNode) Len() int { return r.node().Len() }
+
+// Each implements rules.Value.
+func (r *ruleNode) Each(fn func(key string, child rules.Value) bool) {
+	r.node().Each(func(k string, c *Node) bool { return fn(k, ruleValue(c)) })
+}
+
+// Priority implements rules.Value.
+func (r *ruleNode) Priority() rules.Value { return ruleValue(r.node().Priority()) }
+
+// Same implements rules.Value: identical pointers, or equal content hashes.
+func (r *ruleNode) Same(o rules.Value) bool {
+	on, ok := o.(*ruleNode)
+	if !ok {
+		return false
+	}
+	return r == on || r.node().Equal(on.node())
+}
