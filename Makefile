@@ -49,12 +49,18 @@ bench: build
 bench-cluster: build
 	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -run='^$$' -bench='^BenchmarkCluster$$' -benchtime=1x -timeout 20m -v ./cmd/arbor/e2e
 
-## fuzz: each fsm fuzz target for FUZZTIME (default 30s)
+## fuzz: each fuzz target (fsm, rules, ID tokens) for FUZZTIME (default 30s)
 fuzz:
 	@set -e; for target in $(FUZZ_FSM); do \
 		echo "== $$target ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./fsm; \
-	done
+	done; \
+	for target in FuzzParse FuzzEval; do \
+		echo "== rules $$target ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./fsm/rules; \
+	done; \
+	echo "== idtoken FuzzVerify ($(FUZZTIME))"; \
+	$(GO) test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./httpapi/idtoken
 
 ## lint: go vet, then a gofmt check that fails on unformatted files
 lint:
