@@ -96,7 +96,7 @@ func (f *FSM) ReadAs(p Path, a *Access) (ReadResult, error) {
 	if a != nil && !s.rulesFor(a).CanRead(p, a.env(s, a.Now)) {
 		return ReadResult{Index: s.index, Rules: s.rulesInForce()}, ErrDenied
 	}
-	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rulesInForce()}, nil
+	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rulesInForce(), Indexes: s.indexes}, nil
 }
 
 // Judge reports whether the rules in force now would let c be applied: it
@@ -111,6 +111,9 @@ func (f *FSM) Judge(c Command) error {
 	}
 	s := f.cur.Load().clone()
 	s.chunks = nil
+	// The judged state is thrown away: keeping its indexes would be wasted
+	// work (and would copy-on-write trees Apply is copying too).
+	s.indexes = nil
 	_, _, _, err := applyCommand(s, &c)
 	if isDenied(err) {
 		return ErrDenied

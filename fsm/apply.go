@@ -34,6 +34,7 @@ func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
 	if err != nil {
 		return s.clone(), Result{}, nil, err
 	}
+	next.indexes = indexesAfter(s, next, cmd, res)
 	return next, res, events, nil
 }
 
@@ -151,37 +152,18 @@ func applyUpdate(s *state, c *Command) (Result, []Event, error) {
 	if err := checkIfMatch(s.root, c); err != nil {
 		return Result{}, nil, err
 	}
-	root := s.root
-	echo := newObjectBuilder()
-	resolved := make([]Field, len(fields))
-	var written, removed int64
-	// The fields' paths never overlap but often share their parents: the
-	// first field copies them, the others change those copies in place.
-	mine := owned{}
-	for i, f := range fields {
-		abs := append(append(Path{}, c.Path...), f.Path...)
-		cur := s.root.Get(abs)
-		if abs.IsPriority() {
-			cur = s.root.Get(nodePath(abs)).Priority()
-		}
-		if err := checkIncrements(c, f.Value, cur); err != nil {
-			return Result{}, nil, err
-		}
-		v := resolve(f.Value, cur, c.Now)
-		written += v.Size()
-		removed += cur.Size()
-		if root, err = setValue(root, abs, v, mine); err != nil {
-			return Result{}, nil, err
-		}
-		resolved[i] = Field{Path: f.Path, Value: v}
-		echo.set(joinPath(f.Path), v)
+	// mergeUpdate builds the result in one pass (merge.go); the few inputs
+	// it cannot take are applied field by field.
+	root, resolved, echo, err := mergeUpdate(s.root, c, fields)
+	if errors.Is(err, errInOrder) {
+		root, resolved, echo, err = updateInOrder(s, c, fields)
 	}
-	if err := checkWriteLimit(c.WriteLimit, written, removed); err != nil {
+	if err != nil {
 		return Result{}, nil, err
 	}
 	s.root = root
 	ev := Event{Kind: EventPatch, Path: c.Path, Fields: resolved}
-	return Result{Value: echo.build(nil), Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
+	return Result{Value: echo, Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
 }
 
 func joinPath(p Path) string {
@@ -216,10 +198,8 @@ func setValue(root *Node, p Path, v *Node, mine owned) (*Node, error) {
 	if !p.IsPriority() {
 		return setAt(root, p, v, mine), nil
 	}
-	switch v.Kind() {
-	case KindNull, KindString, KindInt, KindFloat:
-	default:
-		return nil, Public(ErrInvalidData, "Invalid data; a priority must be a string, a number or null")
+	if err := checkPriority(v); err != nil {
+		return nil, err
 	}
 	np := p[:len(p)-1]
 	cur := root.Get(np)
@@ -227,6 +207,15 @@ func setValue(root *Node, p Path, v *Node, mine owned) (*Node, error) {
 		return root, nil
 	}
 	return setAt(root, np, cur.WithPriority(v), mine), nil
+}
+
+// checkPriority refuses a priority that is not a string, a number or null.
+func checkPriority(v *Node) error {
+	switch v.Kind() {
+	case KindNull, KindString, KindInt, KindFloat:
+		return nil
+	}
+	return Public(ErrInvalidData, "Invalid data; a priority must be a string, a number or null")
 }
 
 // owned holds the objects one entry created along the paths it wrote.

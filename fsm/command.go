@@ -322,6 +322,9 @@ type ReadResult struct {
 	Index uint64
 	// Rules are the security rules in force at Index (nil: the default).
 	Rules *Rules
+	// Indexes are the `.indexOn` indexes at Index: Indexes.Lookup finds
+	// the one Query.EvalWith walks for a query of Value.
+	Indexes *IndexSet
 }
 
 // PreconditionError is returned (wrapping ErrPreconditionFailed) when an

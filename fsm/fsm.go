@@ -20,6 +20,9 @@ type state struct {
 	chunks *pendingChunks
 	// rules are the security rules set by the log (nil: the default).
 	rules *Rules
+	// indexes are the `.indexOn` indexes the rules declare, of root
+	// (index.go); derived from rules and root, so never in a snapshot.
+	indexes *IndexSet
 }
 
 // ApplyResponse is what FSM.Apply returns through raft's ApplyFuture.Response.
@@ -64,7 +67,7 @@ func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
 // ReadLocal returns the value at p in the current state.
 func (f *FSM) ReadLocal(p Path) ReadResult {
 	s := f.cur.Load()
-	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rules}
+	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rules, Indexes: s.indexes}
 }
 
 // SetEventSink registers fn to receive the change events of the applied

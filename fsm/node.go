@@ -375,7 +375,19 @@ type objectBuilder struct {
 	sum      [4]uint64
 	size     int64
 	hasSV    bool
+	// last is the greatest key so far while the keys come in key order
+	// (a snapshot, a binary value, many bodies), which appending to the
+	// B-tree's last leaf is quicker than inserting; unordered once not.
+	last      keyInfo
+	unordered bool
+	// lazy is set past lazyChildren children: sum stops following them,
+	// and build sums all their digests at once, on several goroutines.
+	lazy bool
 }
+
+// lazyChildren is the number of children from which an objectBuilder
+// leaves its lane sum to build.
+const lazyChildren = 4096
 
 func newObjectBuilder() *objectBuilder {
 	return &objectBuilder{children: newChildren(), size: 2}
@@ -387,11 +399,35 @@ func (b *objectBuilder) set(key string, child *Node) {
 		return
 	}
 	e := entry{keyInfo: newKeyInfo(key), node: child}
-	if old, ok := b.children.Set(e); ok {
-		b.sum = subLanes(b.sum, entryDigest(key, old.node))
+	var (
+		old entry
+		ok  bool
+	)
+	order := 1
+	if b.children.Len() > 0 && !b.unordered {
+		order = compareKeyInfo(&e.keyInfo, &b.last)
+	}
+	switch {
+	case order > 0 && !b.unordered:
+		old, ok = b.children.Load(e) // Set, with a shortcut for the last key
+		b.last = e.keyInfo
+	default:
+		b.unordered = b.unordered || order < 0
+		old, ok = b.children.Set(e)
+	}
+	if ok {
+		if !b.lazy {
+			b.sum = subLanes(b.sum, entryDigest(key, old.node))
+		}
 		b.size -= entrySize(key, old.node)
 	}
-	b.sum = addLanes(b.sum, entryDigest(key, child))
+	if !b.lazy {
+		if b.children.Len() > lazyChildren {
+			b.lazy = true
+		} else {
+			b.sum = addLanes(b.sum, entryDigest(key, child))
+		}
+	}
 	b.size += entrySize(key, child)
 	b.hasSV = b.hasSV || child.hasSV
 }
@@ -406,7 +442,11 @@ func (b *objectBuilder) build(prio *Node) *Node {
 		size += prio.size + 16
 		hasSV = hasSV || prio.hasSV
 	}
-	return newObject(b.children, b.sum, size, prio, hasSV)
+	sum := b.sum
+	if b.lazy {
+		sum = childrenLanes(b.children)
+	}
+	return newObject(b.children, sum, size, prio, hasSV)
 }
 
 // withChild returns a copy of object-or-leaf n whose child key is c (nil

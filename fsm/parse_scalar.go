@@ -131,7 +131,7 @@ func (p *parser) number() (*Node, error) {
 	text := p.data[start:p.pos]
 	if isInt {
 		if v, ok := parseInt64(text); ok {
-			return Int(v), nil
+			return sharedInt(v), nil
 		}
 	}
 	f, err := strconv.ParseFloat(string(text), 64)

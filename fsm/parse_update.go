@@ -18,12 +18,22 @@ func (p *parser) updateFields() ([]Field, error) {
 		p.pos++
 		return fields, nil
 	}
+	// A body may hold a million fields: they are gathered in chunks of
+	// bounded size and copied once, rather than appended to one slice
+	// that is copied into a larger one again and again.
+	var full [][]Field
+	total := 0
 	for {
 		f, err := p.updateField()
 		if err != nil {
 			return nil, err
 		}
+		if len(fields) == cap(fields) && len(fields) >= fieldsChunk {
+			full = append(full, fields)
+			fields = make([]Field, 0, fieldsChunk)
+		}
 		fields = append(fields, f)
+		total++
 		p.skipWS()
 		switch p.peek() {
 		case ',':
@@ -31,11 +41,21 @@ func (p *parser) updateFields() ([]Field, error) {
 			continue
 		case '}':
 			p.pos++
-			return fields, nil
+			if full == nil {
+				return fields, nil
+			}
+			all := make([]Field, 0, total)
+			for _, chunk := range full {
+				all = append(all, chunk...)
+			}
+			return append(all, fields...), nil
 		}
 		return nil, errSyntax()
 	}
 }
+
+// fieldsChunk is the size of updateFields' chunks.
+const fieldsChunk = 1 << 14
 
 // updateField parses one "relative/path": value member of a PATCH body.
 func (p *parser) updateField() (Field, error) {

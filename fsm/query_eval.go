@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"context"
+	"errors"
 	"slices"
 )
 
@@ -36,10 +37,16 @@ const cancelCheckEvery = 4096
 // filters, a non-object location is returned as is when the query only
 // orders and is null when it filters. $key queries walk the ordered
 // children from the range's end: O(log n + k). Other orderings scan every
-// child (O(n log k) with a limit k) until `.indexOn` indexes exist. Eval
-// returns ctx's error if ctx ends first, so a client's ?timeout= bounds a
-// long scan.
+// child (O(n log k) with a limit k); EvalWith answers them from an
+// `.indexOn` index instead. Eval returns ctx's error if ctx ends first, so
+// a client's ?timeout= bounds a long scan.
 func (q *Query) Eval(ctx context.Context, n *Node) (QueryResult, error) {
+	return q.eval(ctx, n, nil)
+}
+
+// eval is Eval, walking ix (an index of n for q's ordering) when not nil
+// instead of scanning.
+func (q *Query) eval(ctx context.Context, n *Node, ix *Index) (QueryResult, error) {
 	r := QueryResult{shallow: q.shallow}
 	if n.Kind() != KindObject {
 		if !q.filters() {
@@ -54,9 +61,15 @@ func (q *Query) Eval(ctx context.Context, n *Node) (QueryResult, error) {
 		return r, nil
 	}
 	var err error
-	if q.order == OrderByKey {
+	switch {
+	case q.order == OrderByKey:
 		r.children, err = q.walkKeys(ctx, n)
-	} else {
+	case ix != nil:
+		r.children, err = q.walkIndex(ctx, n, ix)
+		if errors.Is(err, errStaleIndex) {
+			r.children, err = q.scan(ctx, n)
+		}
+	default:
 		r.children, err = q.scan(ctx, n)
 	}
 	return r, err
@@ -170,11 +183,19 @@ func (q *Query) indexValue(child *Node) *Node {
 	case OrderByPriority:
 		return child.Priority()
 	}
-	for i := range q.childKeys {
+	return valueAt(child, q.childKeys)
+}
+
+// valueAt is the value at the child path keys below child, nil when
+// missing: what a child query orders child by. An `.indexOn` index orders
+// by it too (nil keys: the child itself, for ".value"), so an index and a
+// scan can never disagree on a child's place.
+func valueAt(child *Node, keys []keyInfo) *Node {
+	for i := range keys {
 		if child.Kind() != KindObject {
 			return nil
 		}
-		e, ok := child.children.Get(entry{keyInfo: q.childKeys[i]})
+		e, ok := child.children.Get(entry{keyInfo: keys[i]})
 		if !ok {
 			return nil
 		}
@@ -186,9 +207,8 @@ func (q *Query) indexValue(child *Node) *Node {
 // scan answers a value, priority or child query without an index: every
 // child is visited once, the range filters it, and a limit keeps only the
 // k best in a heap (O(n log k) time, O(k) memory) before the final sort.
-// This is where an `.indexOn` index will plug in: an index is a B-tree of
-// (index value, key), so the same range and limit become a seek and a walk
-// like walkKeys.
+// With an `.indexOn` index the same range and limit are a seek and a walk
+// instead (walkIndex).
 func (q *Query) scan(ctx context.Context, n *Node) ([]entry, error) {
 	var (
 		keep    topK

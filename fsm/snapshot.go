@@ -180,5 +180,9 @@ func readSnapshot(r io.Reader) (*state, error) {
 		return nil, fmt.Errorf("read snapshot: tree: %w", err)
 	}
 	s.root = root
+	if s.rules != nil {
+		// Indexes are derived data, rebuilt rather than stored.
+		s.indexes = buildIndexSet(s.rules.Set, root, nil)
+	}
 	return s, nil
 }

@@ -147,10 +147,12 @@ func (d *decoder) wireNode(depth int) *Node {
 			d.failWith("null with a priority")
 		}
 		return nil
-	case wireFalse, wireTrue:
-		n = Bool(tag&^wireFlags == wireTrue)
+	case wireFalse:
+		n = nodeFalse
+	case wireTrue:
+		n = nodeTrue
 	case wireInt:
-		n = Int(d.varint())
+		n = sharedInt(d.varint())
 	case wireFloat:
 		f := d.float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -224,24 +226,39 @@ func (d *decoder) wireFields() []Field {
 		d.failWith("field count beyond the entry")
 		return nil
 	}
-	fields := make([]Field, 0, count)
-	for range count {
+	fields := make([]Field, count)
+	if d.wireFieldsParallel(fields) || d.readFields(fields) {
+		return fields
+	}
+	return nil
+}
+
+// readFields reads len(fields) fields into fields; false on an error.
+func (d *decoder) readFields(fields []Field) bool {
+	// The paths are cut from shared blocks: one allocation for many
+	// fields rather than one each (paths are never changed once built).
+	var block []string
+	for k := range fields {
 		segs := d.uvarint()
 		if segs > MaxDepth+1 {
 			d.failWith("field path too deep")
-			return nil
+			return false
 		}
-		p := make(Path, segs)
+		if uint64(len(block)) < segs {
+			block = make([]string, max(segs, 1024))
+		}
+		p := Path(block[:segs:segs])
+		block = block[segs:]
 		for i := range p {
 			p[i] = string(d.bytes())
 		}
 		v := d.wireNode(len(p))
 		if d.err != nil {
-			return nil
+			return false
 		}
-		fields = append(fields, Field{Path: p, Value: v})
+		fields[k] = Field{Path: p, Value: v}
 	}
-	return fields
+	return true
 }
 
 func (d *decoder) float() float64 {

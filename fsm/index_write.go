@@ -1,0 +1,196 @@
+package fsm
+
+// Keeping the `.indexOn` indexes through writes. Apply calls indexesAfter
+// for every entry that changed the state; the set it returns is the one
+// buildIndexSet would build from scratch for the new tree (the invariant
+// TestIndexesFollowWrites checks), at a cost proportional to
+// the write: a write of one child costs O(log n) per index it touches,
+// whatever the size of the indexed node.
+
+// indexesAfter returns the index set of next, the state a successful cmd
+// (whose result is res) made of s. New rules are indexed afresh, keeping
+// the indexes they still declare; a write updates what it touched.
+func indexesAfter(s, next *state, cmd *Command, res Result) *IndexSet {
+	if cmd.Kind == CmdSetRules {
+		if next.rules == nil {
+			return nil
+		}
+		return buildIndexSet(next.rules.Set, next.root, s.indexes)
+	}
+	return s.indexes.afterWrite(s.root, next.root, writtenPaths(cmd, res))
+}
+
+// afterWrite returns the set for newRoot, made from oldRoot, the tree s
+// indexes, by writes at paths (every path below which something changed).
+func (s *IndexSet) afterWrite(oldRoot, newRoot *Node, paths [][]string) *IndexSet {
+	if s == nil || oldRoot == newRoot {
+		return s
+	}
+	w := indexWriter{old: s, oldRoot: oldRoot, newRoot: newRoot}
+	for _, p := range paths {
+		w.written(p)
+	}
+	if w.next == nil {
+		return s
+	}
+	return w.next
+}
+
+// indexWriter makes the index set after one write.
+type indexWriter struct {
+	old              *IndexSet
+	oldRoot, newRoot *Node
+	// next is the new set, nil until the write changes an index; its
+	// location tree is a copy-on-write copy of old's.
+	next *IndexSet
+	// fresh holds the indexes made during this write: nothing published
+	// refers to them yet, so they change in place.
+	fresh map[*Index]struct{}
+}
+
+// set returns the new set, copying old's on first use.
+func (w *indexWriter) set() *IndexSet {
+	if w.next == nil {
+		n := *w.old
+		n.locs = w.old.locs.Copy()
+		w.next, w.fresh = &n, map[*Index]struct{}{}
+	}
+	return w.next
+}
+
+// current returns the index at key as this write has left it so far.
+func (w *indexWriter) current(key string) *Index {
+	if w.next != nil {
+		return w.next.get(key)
+	}
+	return w.old.get(key)
+}
+
+// put stores ix in the new set; a fresh one may be changed in place later.
+func (w *indexWriter) put(ix *Index, fresh bool) {
+	w.set().locs.Set(ix)
+	if fresh {
+		w.fresh[ix] = struct{}{}
+	}
+}
+
+// own returns ix ready to be changed: itself when fresh, else a copy
+// (its items copied on write) that replaces it in the new set.
+func (w *indexWriter) own(ix *Index) *Index {
+	if _, ok := w.fresh[ix]; ok {
+		return ix
+	}
+	c := *ix
+	c.items = ix.items.Copy()
+	w.put(&c, true)
+	return &c
+}
+
+// written updates the indexes for a write at p. For each declaration, a
+// write below one of its locations changes one child of it; a write at or
+// above where its locations can be replaces every location below p.
+func (w *indexWriter) written(p Path) {
+	if w.oldRoot.Get(p) == w.newRoot.Get(p) {
+		return // nothing at or below p changed (a no-op, or another path's parent)
+	}
+	above := false
+	for i := range w.old.decls {
+		d := &w.old.decls[i]
+		m := len(d.pattern)
+		switch {
+		case len(p) > m && patternMatches(d.pattern, p[:m]):
+			w.updateChild(d, p[:m], p[m])
+		case len(p) <= m && patternMatches(d.pattern[:len(p)], p):
+			above = true
+		}
+	}
+	if above {
+		w.replaceBelow(p)
+	}
+}
+
+// updateChild brings the index of loc by d up to date for a write below
+// its child k: the child's old entry goes, its new one (if any) comes.
+func (w *indexWriter) updateChild(d *indexDecl, loc Path, k string) {
+	if !w.old.declares(loc, d.child) {
+		return
+	}
+	key := indexKey(loc, d.child)
+	cur := w.current(key)
+	n := w.newRoot.Get(loc)
+	if n.Kind() != KindObject {
+		// The write removed the location's last child, or made it a leaf.
+		if cur != nil {
+			w.set().locs.Delete(cur)
+		}
+		return
+	}
+	if cur == nil {
+		// The location was null or a leaf: all its children are new.
+		w.put(buildIndex(key, loc, d, n), true)
+		return
+	}
+	was, c := w.oldRoot.Get(loc).Child(k), n.Child(k)
+	if was != nil && c != nil && valueAt(was, d.keys) == valueAt(c, d.keys) {
+		// The write changed other fields of the child (the very node it
+		// is ordered by is still there): its place stays.
+		w.retarget(cur, n)
+		return
+	}
+	ix := w.own(cur)
+	ki := newKeyInfo(k)
+	if was != nil {
+		ix.items.Delete(indexItem{idx: valueAt(was, d.keys), keyInfo: ki})
+	}
+	if c != nil {
+		ix.items.Set(indexItem{idx: valueAt(c, d.keys), keyInfo: ki})
+	}
+	ix.of = n
+}
+
+// retarget makes ix the index of n, a new version of its node with the
+// same children in the same order.
+func (w *indexWriter) retarget(ix *Index, n *Node) {
+	if _, ok := w.fresh[ix]; ok {
+		ix.of = n
+		return
+	}
+	c := *ix
+	c.of = n
+	w.put(&c, false) // its items are still old's: own copies them if need be
+}
+
+// replaceBelow re-indexes every location at or below p: those gone are
+// dropped, those whose node did not change keep their index, the others
+// are built from the new tree (whose nodes there the write brought, so
+// the cost is the write's).
+func (w *indexWriter) replaceBelow(p Path) {
+	s := w.set()
+	lo, hi := locKey(p), locKey(p)+locAfterAll
+	var gone []*Index
+	s.locs.Ascend(&Index{key: lo}, func(ix *Index) bool {
+		if ix.key >= hi {
+			return false
+		}
+		gone = append(gone, ix)
+		return true
+	})
+	for _, ix := range gone {
+		s.locs.Delete(ix)
+	}
+	at := w.newRoot.Get(p)
+	for i := range s.decls {
+		d := &s.decls[i]
+		if len(p) > len(d.pattern) || !patternMatches(d.pattern[:len(p)], p) {
+			continue
+		}
+		walkPattern(at, p, d.pattern[len(p):], func(loc Path, n *Node) {
+			if !s.declares(loc, d.child) {
+				return
+			}
+			key := indexKey(loc, d.child)
+			ix, built := indexFor(w.old.get(key), key, loc, d, n)
+			w.put(ix, built)
+		})
+	}
+}

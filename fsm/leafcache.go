@@ -1,0 +1,32 @@
+package fsm
+
+import "sync/atomic"
+
+// Small integers are by far the most common leaves of a large write
+// ({"k0000000":1,…}), and a leaf costs an allocation and a SHA-256:
+// decoding shares one immutable leaf per small integer instead. Nodes are
+// never changed once built, so a shared leaf is indistinguishable from a
+// fresh one (same value, digest and size); at most a write of the very
+// node already there is recognised as no change, which it is.
+const (
+	sharedIntMin = -64
+	sharedIntMax = 1024 // exclusive
+)
+
+var sharedInts [sharedIntMax - sharedIntMin]atomic.Pointer[Node]
+
+// sharedInt returns an integer leaf of v, shared for small values.
+func sharedInt(v int64) *Node {
+	if v < sharedIntMin || v >= sharedIntMax {
+		return Int(v)
+	}
+	slot := &sharedInts[v-sharedIntMin]
+	if n := slot.Load(); n != nil {
+		return n
+	}
+	// Two goroutines may both get here: each stores an equal leaf, and
+	// either serves.
+	n := Int(v)
+	slot.Store(n)
+	return n
+}
