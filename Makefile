@@ -9,7 +9,7 @@ COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # Static (no cgo), reproducible paths, version and commit stamped in.
 GOBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)'
 FUZZTIME  ?= 30s
-FUZZ_FSM  := FuzzParseBody FuzzParseUpdate FuzzParsePath FuzzApply FuzzParseQuery FuzzParsedBody
+FUZZ_FSM  := FuzzParseBody FuzzParseUpdate FuzzParsePath FuzzApply FuzzParseQuery FuzzParsedBody FuzzUpdateMatchesInOrder
 DATA_DIR  ?= ./arbor-data
 
 .DEFAULT_GOAL := help

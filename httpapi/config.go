@@ -74,6 +74,11 @@ type Config struct {
 	// RenderBudgetBytes bounds the bytes of large answers (1 MiB or more)
 	// rendered at once (default 64 MiB; renderbudget.go).
 	RenderBudgetBytes int64
+	// StrictIndexes refuses, like Firebase, an orderByChild or
+	// orderByValue query whose `.indexOn` the rules in force do not
+	// declare at its path (400 `Index not defined…`); otherwise such a
+	// query is answered by scanning the children (--strict-indexes).
+	StrictIndexes bool
 }
 
 // DefaultConfig returns the configuration of a production node without

@@ -13,7 +13,7 @@ import (
 	"github.com/arbordb/arbor/fsm"
 )
 
-// This file connects the query engine (fsm.ParseQuery, fsm.Query.Eval) to
+// This file connects the query engine (fsm.ParseQuery, fsm.Query.EvalWith) to
 // GET requests: orderBy, ranges, limits and shallow paging (SPEC §3).
 
 // parseQuery parses the query parameters of v (already percent-decoded by
@@ -45,20 +45,30 @@ func parseQuery(v url.Values, shallow bool) (*fsm.Query, error) {
 // The response has no ETag: an ETag names the value at the location, and a
 // query answers with part of it.
 //
-// Seam for the rules issue: once `.indexOn` exists, a query whose
-// IndexName() is not declared for rq.path is refused here under
-// --strict-indexes with `Index not defined, add ".indexOn": "<name>", for
-// path "<rq.path>", to the rules`, and a declared index is passed to Eval.
+// A query by a child or by value walks the `.indexOn` index of the state
+// read when the rules declare one there (fsm.IndexSet.Lookup), and scans
+// the children otherwise — unless StrictIndexes, under which it is
+// Firebase's 400 `Index not defined, add ".indexOn": "<child>", for path
+// "/<path>", to the rules`, after the read so that a reader the rules
+// refuse learns nothing of them.
 func (s *Server) getQuery(c *gin.Context, rq *request) {
 	started := time.Now()
 	ctx := c.Request.Context()
-	n, err := s.read(ctx, rq)
+	st, err := s.readState(ctx, rq)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
+	q := rq.opts.query
+	n, ix := st.Value, st.Indexes.Lookup(rq.path, q)
 	if rq.path.IsPriority() {
+		// A priority has no children: there is nothing to index.
 		n = n.Priority()
+	} else if s.cfg.StrictIndexes {
+		if err := st.Rules.MissingIndex(rq.path, q); err != nil {
+			s.writeError(c, err)
+			return
+		}
 	}
 	evalCtx := ctx
 	if rq.opts.timeout > 0 {
@@ -66,7 +76,7 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 		evalCtx, cancel = context.WithDeadline(ctx, started.Add(rq.opts.timeout))
 		defer cancel()
 	}
-	res, err := rq.opts.query.Eval(evalCtx, n)
+	res, err := q.EvalWith(evalCtx, n, ix)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			err = errReadTimeout

@@ -68,10 +68,17 @@ func (s *Server) get(c *gin.Context, rq *request) {
 	sendData(c, rq.opts, http.StatusOK, body)
 }
 
-// read fetches the node at the request's path. Its wait is bounded by
+// read fetches the node at the request's path (readState).
+func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
+	res, err := s.readState(ctx, rq)
+	return res.Value, err
+}
+
+// readState reads the state at the request's path: the node, and the
+// rules and indexes of the same state. Its wait is bounded by
 // WriteTimeout (a linearizable read that cannot reach a quorum is a 503)
 // and by ?timeout= (a read slower than the client allows is a 400).
-func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
+func (s *Server) readState(ctx context.Context, rq *request) (fsm.ReadResult, error) {
 	clusterCtx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 	defer cancel()
 	readCtx := clusterCtx
@@ -82,10 +89,10 @@ func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
 	}
 	res, err := s.db.Read(readCtx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq)})
 	if err == nil {
-		return res.Value, nil
+		return res, nil
 	}
 	if rq.opts.timeout > 0 && clusterCtx.Err() == nil && errors.Is(readCtx.Err(), context.DeadlineExceeded) {
-		return nil, errReadTimeout
+		return fsm.ReadResult{}, errReadTimeout
 	}
-	return nil, fmt.Errorf("read %s: %w", rq.nodePath(), err)
+	return fsm.ReadResult{}, fmt.Errorf("read %s: %w", rq.nodePath(), err)
 }

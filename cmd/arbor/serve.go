@@ -36,6 +36,7 @@ type serveConfig struct {
 	JWTAudiences           []string
 	JWTIssuers             []string
 	FirebaseProject        string
+	StrictIndexes          bool
 	Dev                    bool
 	DefaultReadConsistency string
 	DefaultWriteSizeLimit  string
@@ -105,6 +106,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.Var((*stringList)(&c.JWTPublicKeys), "jwt-public-key", "`file` with keys that verify RS256/ES256-signed ID tokens: PEM public keys or certificates, a JWKS, or Google's x509 JSON; re-read when it changes (repeatable)")
 	fs.Var((*stringList)(&c.JWTAudiences), "jwt-audience", "`aud` an ID token must name (repeatable; default: any)")
 	fs.Var((*stringList)(&c.JWTIssuers), "jwt-issuer", "`iss` an ID token must have (repeatable; default: any)")
+	fs.BoolVar(&c.StrictIndexes, "strict-indexes", c.StrictIndexes, "refuse, like Firebase, an orderByChild/orderByValue query whose .indexOn the rules do not declare (400); by default such a query scans the children")
 	fs.StringVar(&c.FirebaseProject, "firebase-project", c.FirebaseProject, "Firebase project `id` whose Authentication ID tokens are accepted: sets --jwt-audience to it and --jwt-issuer to https://securetoken.google.com/<id> (give Google's keys with --jwt-public-key)")
 	fs.BoolVar(&c.Dev, "dev", c.Dev, "development mode: open security rules and \"Bearer owner\" as admin (never in production)")
 	fs.StringVar(&c.DefaultReadConsistency, "default-read-consistency", c.DefaultReadConsistency, "`consistency` of reads that do not ask: linearizable or local")
@@ -246,6 +248,7 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc := httpapi.DefaultConfig()
 	hc.AdminSecrets = c.AdminSecrets
 	hc.Dev = c.Dev
+	hc.StrictIndexes = c.StrictIndexes
 	hc.DefaultConsistency = c.DefaultReadConsistency
 	hc.DefaultWriteSizeLimit = c.DefaultWriteSizeLimit
 	hc.WriteTimeout = c.WriteTimeout
