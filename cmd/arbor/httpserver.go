@@ -22,8 +22,12 @@ const (
 
 // httpsServer is the client-facing HTTPS listener. There is deliberately no
 // plain-HTTP listener: plain HTTP sent to this port gets Go's 400 reply.
+// Every other answer is SPEC §6 JSON, also those net/http writes by itself
+// on an HTTP/1 connection (goanswers.go); HTTP/2 connections are served by
+// net/http as they are.
 type httpsServer struct {
 	srv      *http.Server
+	addr     string // the address it really listens on
 	addrFile string
 	logger   *slog.Logger
 	errc     chan error
@@ -37,23 +41,28 @@ func listenHTTPS(addr, addrFile string, maxConns int, h http.Handler, getCert fu
 	if err != nil {
 		return nil, fmt.Errorf("listen for HTTPS: %w", err)
 	}
-	ln := newLimitListener(raw, maxConns)
+	// "h2" in NextProtos makes Serve set HTTP/2 up; the listener gets its
+	// own copy, which Serve's set-up does not touch.
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert, NextProtos: []string{"h2", "http/1.1"}}
+	errorLog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	ln := newTLSListener(newLimitListener(raw, maxConns), tlsConfig.Clone(), readHeaderTimeout, errorLog.Printf)
 	s := &httpsServer{
 		srv: &http.Server{
 			Handler:           h,
-			TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert},
+			TLSConfig:         tlsConfig,
 			ReadHeaderTimeout: readHeaderTimeout,
 			IdleTimeout:       idleTimeout,
-			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+			MaxHeaderBytes:    maxHeaderBytes,
+			ErrorLog:          errorLog,
 		},
 		addrFile: addrFile,
 		logger:   logger,
 		errc:     make(chan error, 1),
 	}
-	go func() { s.errc <- s.srv.ServeTLS(ln, "", "") }()
-	actual := ln.Addr().String()
-	logger.Info("listening", "addr", actual, "max_connections", maxConns)
-	if err := writeFileAtomic(addrFile, []byte(actual+"\n"), 0o644); err != nil {
+	go func() { s.errc <- s.srv.Serve(ln) }()
+	s.addr = ln.Addr().String()
+	logger.Info("listening", "addr", s.addr, "max_connections", maxConns)
+	if err := writeFileAtomic(addrFile, []byte(s.addr+"\n"), 0o644); err != nil {
 		s.srv.Close()
 		return nil, fmt.Errorf("write %s: %w", addrFile, err)
 	}
