@@ -95,6 +95,7 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 		return
 	}
 	defer release()
+	answerDeadline(c.Writer, size, time.Now())
 	body := fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
 	sendData(c, rq.opts, http.StatusOK, body)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -52,12 +53,14 @@ func (s *Server) get(c *gin.Context, rq *request) {
 	}
 	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
 	if !rq.opts.shallow {
-		release, err := s.acquireRender(c.Request.Context(), renderSize(n, o.Pretty))
+		size := renderSize(n, o.Pretty)
+		release, err := s.acquireRender(c.Request.Context(), size)
 		if err != nil {
 			s.writeError(c, err)
 			return
 		}
 		defer release()
+		answerDeadline(c.Writer, size, time.Now())
 	}
 	var body []byte
 	if rq.opts.shallow {

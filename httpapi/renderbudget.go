@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 
@@ -51,4 +53,24 @@ func renderSize(n *fsm.Node, pretty bool) int64 {
 		size *= 2 // indentation
 	}
 	return size
+}
+
+// A large answer keeps its share of the budget until it is written, so a
+// client that reads it slowly (or not at all) would hold that share for as
+// long as it liked: 40 such readers of a 3 MB node once starved every other
+// large read of a node. A large answer must therefore be written within
+// answerGrace plus its size at minAnswerRate, or its connection is closed.
+const (
+	answerGrace   = 10 * time.Second
+	minAnswerRate = 256 << 10 // bytes per second
+)
+
+// answerDeadline bounds how long writing an answer of size bytes to w
+// may take (nothing for a small one).
+func answerDeadline(w http.ResponseWriter, size int64, now time.Time) {
+	if size < renderSmall {
+		return
+	}
+	d := answerGrace + time.Duration(size)*time.Second/minAnswerRate
+	_ = http.NewResponseController(w).SetWriteDeadline(now.Add(d)) // unsupported writers keep no deadline
 }

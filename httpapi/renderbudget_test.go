@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -34,5 +35,33 @@ func TestLargeReadsShareARenderBudget(t *testing.T) {
 	h.s.render.sem.Release(4 << 20)
 	if r := h.do(req{method: "GET", path: "/big.json"}); r.status != 200 || len(r.body) != len(big) {
 		t.Fatalf("the large read after the budget came back: %d, %d bytes", r.status, len(r.body))
+	}
+}
+
+// deadlineWriter records the write deadline a handler sets.
+type deadlineWriter struct {
+	http.ResponseWriter
+	deadline time.Time
+}
+
+func (w *deadlineWriter) SetWriteDeadline(t time.Time) error { w.deadline = t; return nil }
+
+// TestAnswerDeadline: a large answer must be written at no less than
+// minAnswerRate after a grace period; a small one keeps no deadline.
+func TestAnswerDeadline(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	for _, tt := range []struct {
+		size int64
+		want time.Duration
+	}{
+		{renderSmall - 1, 0},
+		{renderSmall, answerGrace + 4*time.Second},
+		{64 << 20, answerGrace + 256*time.Second},
+	} {
+		w := &deadlineWriter{}
+		answerDeadline(w, tt.size, now)
+		if got := w.deadline.Sub(now); (tt.want == 0 && !w.deadline.IsZero()) || (tt.want != 0 && got != tt.want) {
+			t.Errorf("size %d: deadline %v after now, want %v", tt.size, got, tt.want)
+		}
 	}
 }
