@@ -14,6 +14,9 @@ type Access struct {
 	// Auth is the rules' `auth` variable: nil for an unauthenticated
 	// request, else JSON-decoded values (map[string]any, string, float64…).
 	Auth any
+	// AuthJSON, when not nil, is Auth already encoded as JSON (a verified
+	// token's, encoded once per token), so a write need not encode it.
+	AuthJSON []byte
 	// OpenIfUnset makes the default rules, before any were set, open
 	// instead of closed (the --dev node's promise, carried in the entry so
 	// that every replica judges alike).
@@ -45,11 +48,15 @@ const asOpenIfUnset = 1
 // wrapAs returns inner, the encoding of a command, as the entry of a CmdAs
 // made by a.
 func wrapAs(a *Access, inner []byte) []byte {
-	auth, err := json.Marshal(a.Auth)
-	if err != nil {
-		// Auth comes from JSON (a verified token's claims, an override),
-		// so it always encodes; null is the safe reading otherwise.
-		auth = []byte("null")
+	auth := a.AuthJSON
+	if auth == nil {
+		var err error
+		if auth, err = json.Marshal(a.Auth); err != nil {
+			// Auth comes from JSON (a verified token's claims, an
+			// override), so it always encodes; null is the safe reading
+			// otherwise.
+			auth = []byte("null")
+		}
 	}
 	buf := make([]byte, 0, 3+binary.MaxVarintLen64+len(auth)+len(inner))
 	var flags byte
@@ -69,7 +76,8 @@ func decodeAs(b []byte) (Command, error) {
 		return Command{}, fmt.Errorf("decode command: as: %w", d.err)
 	}
 	a := &Access{OpenIfUnset: b[2]&asOpenIfUnset != 0}
-	if err := json.Unmarshal(auth, &a.Auth); err != nil {
+	var err error
+	if a.Auth, err = authCache.decode(auth); err != nil {
 		return Command{}, fmt.Errorf("decode command: as: auth: %v: %w", err, ErrInvalidData)
 	}
 	if k, err := EntryKind(d.b); err != nil || k == CmdAs || k == CmdChunk {

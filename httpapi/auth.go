@@ -88,6 +88,7 @@ func (s *Server) authenticate(r *http.Request, v url.Values) (identity, error) {
 			return identity{}, err
 		}
 		id.access, id.expires = s.accessAs(verified.Auth), verified.Expires
+		id.access.AuthJSON = verified.AuthJSON
 	}
 	return id, nil
 }

@@ -1,6 +1,7 @@
 package idtoken
 
 import (
+	"encoding/json"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -92,6 +93,10 @@ type Identity struct {
 
 	// Expires is the token's exp, or the zero time if it has none.
 	Expires time.Time
+
+	// AuthJSON is Auth encoded as JSON, made once per verified token:
+	// a write carries it in its log entry.
+	AuthJSON []byte
 }
 
 // New checks cfg and loads its key files, failing if any file cannot be
@@ -190,7 +195,11 @@ func (v *Verifier) Verify(token string) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := &Identity{Auth: auth, Expires: expires}
+	authJSON, err := json.Marshal(auth)
+	if err != nil {
+		return nil, malformed("claims cannot be encoded: %v", err)
+	}
+	id := &Identity{Auth: auth, Expires: expires, AuthJSON: authJSON}
 	var deadline time.Time
 	if !expires.IsZero() {
 		deadline = expires.Add(v.leeway)
