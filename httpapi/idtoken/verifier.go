@@ -1,8 +1,8 @@
 package idtoken
 
 import (
-	"encoding/json"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
