@@ -10,8 +10,9 @@ import (
 )
 
 // refUpdate is applyUpdate as it was before mergeUpdate (issue 19): the
-// fields set one after the other, each from the root. It is the
-// reference the one-pass merge must match exactly.
+// fields set one after the other, each from the root (updateInOrder, the
+// definition of an Update). It is the reference the one-pass merge must
+// match exactly.
 func refUpdate(s *state, c *Command) (Result, []Event, error) {
 	fields, err := c.bodyFields()
 	if err != nil {
@@ -25,35 +26,13 @@ func refUpdate(s *state, c *Command) (Result, []Event, error) {
 	if err := checkIfMatch(s.root, c); err != nil {
 		return Result{}, nil, err
 	}
-	root := s.root
-	echo := newObjectBuilder()
-	resolved := make([]Field, len(fields))
-	var written, removed int64
-	mine := owned{}
-	for i, f := range fields {
-		abs := append(append(Path{}, c.Path...), f.Path...)
-		cur := s.root.Get(abs)
-		if abs.IsPriority() {
-			cur = s.root.Get(nodePath(abs)).Priority()
-		}
-		if err := checkIncrements(c, f.Value, cur); err != nil {
-			return Result{}, nil, err
-		}
-		v := resolve(f.Value, cur, c.Now)
-		written += v.Size()
-		removed += cur.Size()
-		if root, err = setValue(root, abs, v, mine); err != nil {
-			return Result{}, nil, err
-		}
-		resolved[i] = Field{Path: f.Path, Value: v}
-		echo.set(joinPath(f.Path), v)
-	}
-	if err := checkWriteLimit(c.WriteLimit, written, removed); err != nil {
+	root, resolved, echo, err := updateInOrder(s, c, fields)
+	if err != nil {
 		return Result{}, nil, err
 	}
 	s.root = root
 	ev := Event{Kind: EventPatch, Path: c.Path, Fields: resolved}
-	return Result{Value: echo.build(nil), Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
+	return Result{Value: echo, Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
 }
 
 // diffNodes describes the first difference between a and b, down to what
