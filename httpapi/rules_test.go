@@ -156,3 +156,22 @@ func TestStreamsFollowRules(t *testing.T) {
 		t.Fatal(h.logs.String())
 	}
 }
+
+// TestStreamCancelledWhenDataStopsTheRead: a read rule that depends on
+// data cancels a stream once a write makes it false.
+func TestStreamCancelledWhenDataStopsTheRead(t *testing.T) {
+	h := newRulesHarness(t, nil)
+	rules := `{"rules": {"room": {".read": "data.child('open').val() == true"}}}`
+	h.run([]step{
+		{name: "rules", req: req{method: "PUT", path: "/.settings/rules.json", body: str(rules)}, status: 200, body: `{"status":"ok"}`},
+		{name: "open", req: req{method: "PUT", path: "/room.json", body: str(`{"open": true, "n": 1}`)}, status: 200,
+			body: `{"n":1,"open":true}`},
+	})
+	tok := userToken(t, "alice", time.Now().Add(time.Hour))
+	s := openStream(t, h, "/room.json?auth="+tok)
+	s.want(`put {"path":"/","data":{"n":1,"open":true}}`)
+	h.do(req{method: "PUT", path: "/room/n.json", body: str(`2`)})
+	s.want(`put {"path":"/n","data":2}`)
+	h.do(req{method: "PUT", path: "/room/open.json", body: str(`false`)})
+	s.want(`cancel "Permission denied"`, "closed")
+}

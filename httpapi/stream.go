@@ -113,6 +113,12 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 	}
 	keepAlive := time.NewTimer(s.cfg.StreamKeepAlive)
 	defer keepAlive.Stop()
+	// allowed reports whether the rules in force on this node's state
+	// still let the stream's reader read its path.
+	allowed := func() bool {
+		_, err := s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Access: s.readAccess(rq)})
+		return !errors.Is(err, fsm.ErrPermissionDenied)
+	}
 	var expired <-chan time.Time
 	if !rq.id.expires.IsZero() {
 		t := time.NewTimer(time.Until(rq.id.expires))
@@ -123,7 +129,7 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 		select {
 		case <-sub.recheck:
 			// The rules changed: a reader they no longer allow is cancelled.
-			if _, err := s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Access: s.readAccess(rq)}); errors.Is(err, fsm.ErrPermissionDenied) {
+			if !allowed() {
 				s.metrics.streamsDropped.Inc()
 				_ = send(cancelFrame(fsm.MsgPermission))
 				return
@@ -132,6 +138,13 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 			_ = send(authRevokedFrame)
 			return
 		case <-sub.wake:
+			// Read rules may depend on data (root, data): a change that
+			// stops the read cancels the stream before it shows anything.
+			if rq.id.access != nil && !allowed() {
+				s.metrics.streamsDropped.Inc()
+				_ = send(cancelFrame(fsm.MsgPermission))
+				return
+			}
 			for _, f := range sub.take() {
 				if f.index != 0 && f.index <= res.Index {
 					continue // the initial put already holds it
