@@ -100,7 +100,7 @@ func runServe(args []string, stderr io.Writer) int {
 // all of the stopping within cfg.ShutdownTimeout.
 func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if cfg.Dev {
-		logger.Warn("development mode: security rules are open to everyone and \"Bearer owner\" is an admin; never use --dev in production")
+		logger.Warn("development mode: security rules are open to everyone until rules are set, and \"Bearer owner\" is an admin; never use --dev in production")
 	}
 	if err := prepareDataDir(cfg.DataDir); err != nil {
 		return err

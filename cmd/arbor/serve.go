@@ -108,7 +108,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.Var((*stringList)(&c.JWTIssuers), "jwt-issuer", "`iss` an ID token must have (repeatable; default: any)")
 	fs.BoolVar(&c.StrictIndexes, "strict-indexes", c.StrictIndexes, "refuse, like Firebase, an orderByChild/orderByValue query whose .indexOn the rules do not declare (400); by default such a query scans the children")
 	fs.StringVar(&c.FirebaseProject, "firebase-project", c.FirebaseProject, "Firebase project `id` whose Authentication ID tokens are accepted: sets --jwt-audience to it and --jwt-issuer to https://securetoken.google.com/<id> (give Google's keys with --jwt-public-key)")
-	fs.BoolVar(&c.Dev, "dev", c.Dev, "development mode: open security rules and \"Bearer owner\" as admin (never in production)")
+	fs.BoolVar(&c.Dev, "dev", c.Dev, "development mode: open security rules until rules are set, and \"Bearer owner\" as admin (never in production)")
 	fs.StringVar(&c.DefaultReadConsistency, "default-read-consistency", c.DefaultReadConsistency, "`consistency` of reads that do not ask: linearizable or local")
 	fs.StringVar(&c.DefaultWriteSizeLimit, "default-write-size-limit", c.DefaultWriteSizeLimit, "write size `limit` when a request does not ask: tiny, small, medium, large or unlimited")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "how long a write or linearizable read waits for a leader or quorum before 503")
