@@ -140,6 +140,11 @@ func applySet(s *state, c *Command) (Result, []Event, error) {
 }
 
 func applyUpdate(s *state, c *Command) (Result, []Event, error) {
+	return updateWith(s, c, mergeOrInOrder)
+}
+
+// updateWith applies the Update c, computing its tree with update.
+func updateWith(s *state, c *Command, update func(*state, *Command, []Field) (*Node, []Field, *Node, error)) (Result, []Event, error) {
 	fields, err := c.bodyFields()
 	if err != nil {
 		return Result{}, nil, err
@@ -152,18 +157,23 @@ func applyUpdate(s *state, c *Command) (Result, []Event, error) {
 	if err := checkIfMatch(s.root, c); err != nil {
 		return Result{}, nil, err
 	}
-	// mergeUpdate builds the result in one pass (merge.go); the few inputs
-	// it cannot take are applied field by field.
-	root, resolved, echo, err := mergeUpdate(s.root, c, fields)
-	if errors.Is(err, errInOrder) {
-		root, resolved, echo, err = updateInOrder(s, c, fields)
-	}
+	root, resolved, echo, err := update(s, c, fields)
 	if err != nil {
 		return Result{}, nil, err
 	}
 	s.root = root
 	ev := Event{Kind: EventPatch, Path: c.Path, Fields: resolved}
 	return Result{Value: echo, Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
+}
+
+// mergeOrInOrder builds an Update's tree in one pass (merge.go); the few
+// inputs mergeUpdate cannot take are applied field by field.
+func mergeOrInOrder(s *state, c *Command, fields []Field) (*Node, []Field, *Node, error) {
+	root, resolved, echo, err := mergeUpdate(s.root, c, fields)
+	if errors.Is(err, errInOrder) {
+		return updateInOrder(s, c, fields)
+	}
+	return root, resolved, echo, err
 }
 
 func joinPath(p Path) string {

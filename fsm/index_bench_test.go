@@ -3,7 +3,6 @@ package fsm
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 )
 
@@ -12,26 +11,6 @@ import (
 // with one it must not grow with the node. BenchmarkIndexedWrite is the
 // price an index adds to a write of one child.
 
-var scoresNodes sync.Map // int → *Node
-
-// scoresNode is an object of n children "k0000000"… whose values are
-// {"score": s}, the scores a permutation of 0..n-1 (so a child query
-// cannot ride on key order), built once per size.
-func scoresNode(n int) *Node {
-	if v, ok := scoresNodes.Load(n); ok {
-		return v.(*Node)
-	}
-	ob := newObjectBuilder()
-	for i := 0; i < n; i++ {
-		child := newObjectBuilder()
-		child.set("score", Int(int64((i*7919)%n))) // 7919 is prime: a permutation
-		ob.set(fmt.Sprintf("k%07d", i), child.build(nil))
-	}
-	node := ob.build(nil)
-	scoresNodes.Store(n, node)
-	return node
-}
-
 // applyParsed applies c, which must be Parsed, as an entry of format 2.
 func (t *testFSM) applyParsed(c Command) (Result, error) {
 	t.index++
@@ -39,7 +18,7 @@ func (t *testFSM) applyParsed(c Command) (Result, error) {
 	return r.Result, r.Err
 }
 
-// scoresFSM is an FSM holding scoresNode(n) at /items under rules that
+// scoresFSM is an FSM holding queryBenchNode(tb, n) at /items under rules that
 // declare indexOn there (none when empty).
 func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 	tb.Helper()
@@ -51,7 +30,7 @@ func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 	if _, err := f.apply(Command{Kind: CmdSetRules, Body: []byte(src)}); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := f.applyParsed(Command{Kind: CmdSet, Path: Path{"items"}, Parsed: true, Value: scoresNode(n)}); err != nil {
+	if _, err := f.applyParsed(Command{Kind: CmdSet, Path: Path{"items"}, Parsed: true, Value: queryBenchNode(tb, n)}); err != nil {
 		tb.Fatal(err)
 	}
 	if got := f.Root().Get(Path{"items"}).Len(); got != n {

@@ -13,27 +13,7 @@ import (
 // fields set one after the other, each from the root (updateInOrder, the
 // definition of an Update). It is the reference the one-pass merge must
 // match exactly.
-func refUpdate(s *state, c *Command) (Result, []Event, error) {
-	fields, err := c.bodyFields()
-	if err != nil {
-		return Result{}, nil, err
-	}
-	if fields == nil {
-		set := *c
-		set.Body, set.Parsed, set.Value = nil, true, nil
-		return applySet(s, &set)
-	}
-	if err := checkIfMatch(s.root, c); err != nil {
-		return Result{}, nil, err
-	}
-	root, resolved, echo, err := updateInOrder(s, c, fields)
-	if err != nil {
-		return Result{}, nil, err
-	}
-	s.root = root
-	ev := Event{Kind: EventPatch, Path: c.Path, Fields: resolved}
-	return Result{Value: echo, Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
-}
+func refUpdate(s *state, c *Command) (Result, []Event, error) { return updateWith(s, c, updateInOrder) }
 
 // diffNodes describes the first difference between a and b, down to what
 // ETags do not show: sizes (write limits depend on them, and so does the

@@ -18,8 +18,8 @@ var queryBenchNodes sync.Map // int → *Node
 // queryBenchNode returns an object of n children "k0000000"… whose values
 // are {"score": s} with the scores a permutation of 0..n-1 (so a child
 // query cannot ride on key order), built once per size.
-func queryBenchNode(b *testing.B, n int) *Node {
-	b.Helper()
+func queryBenchNode(tb testing.TB, n int) *Node {
+	tb.Helper()
 	if v, ok := queryBenchNodes.Load(n); ok {
 		return v.(*Node)
 	}

@@ -215,21 +215,13 @@ func (p *jsonParser) object() (*jval, *SyntaxError) {
 			return nil, err
 		}
 		v.members = append(v.members, jmember{key: key, keyPos: keyPos, val: val})
-		if err := p.skipSpace(); err != nil {
+		done, err := p.afterItem('}')
+		if err != nil {
 			return nil, err
 		}
-		if p.i < len(p.src) && p.src[p.i] == ',' {
-			p.i++
-			if err := p.skipSpace(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if p.i < len(p.src) && p.src[p.i] == '}' {
-			p.i++
+		if done {
 			return v, nil
 		}
-		return nil, p.errHere("Unexpected %s: expected ',' or '}'.", p.describe())
 	}
 }
 
@@ -253,22 +245,31 @@ func (p *jsonParser) array() (*jval, *SyntaxError) {
 			return nil, err
 		}
 		v.elems = append(v.elems, e)
-		if err := p.skipSpace(); err != nil {
+		done, err := p.afterItem(']')
+		if err != nil {
 			return nil, err
 		}
-		if p.i < len(p.src) && p.src[p.i] == ',' {
-			p.i++
-			if err := p.skipSpace(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if p.i < len(p.src) && p.src[p.i] == ']' {
-			p.i++
+		if done {
 			return v, nil
 		}
-		return nil, p.errHere("Unexpected %s: expected ',' or ']'.", p.describe())
 	}
+}
+
+// afterItem consumes what follows an object member or array element: a
+// ',' and the space after it (more items follow), or closer (done).
+func (p *jsonParser) afterItem(closer byte) (done bool, err *SyntaxError) {
+	if err := p.skipSpace(); err != nil {
+		return false, err
+	}
+	switch {
+	case p.i < len(p.src) && p.src[p.i] == ',':
+		p.i++
+		return false, p.skipSpace()
+	case p.i < len(p.src) && p.src[p.i] == closer:
+		p.i++
+		return true, nil
+	}
+	return false, p.errHere("Unexpected %s: expected ',' or '%c'.", p.describe(), closer)
 }
 
 // number accepts exactly the JSON number grammar.

@@ -33,7 +33,7 @@ const e2eRules = `{
   "rules": {
     "users": {"$uid": {".read": "auth.uid == $uid", ".write": "auth.uid == $uid",
       "n": {".validate": "newData.isNumber() && newData.val() < 100"}}},
-    "board": {".read": "auth != null", "$post": {".write": "!data.exists() && newData.child('by').val() == auth.uid"}}
+    "board": {".read": "auth != null", ".indexOn": ["by"], "$post": {".write": "!data.exists() && newData.child('by').val() == auth.uid"}}
   }
 }`
 
@@ -43,7 +43,7 @@ const e2eRules = `{
 // denied writes never reach the log; a rules change cancels a follower's
 // stream, and an expiring token ends it with auth_revoked.
 func TestRulesThroughEveryNode(t *testing.T) {
-	c := StartCluster(t, 3, "--jwt-hs256-secret", ruleSecret)
+	c := StartCluster(t, 3, "--jwt-hs256-secret", ruleSecret, "--strict-indexes")
 	leader := c.WaitStable(t, c.Nodes...)
 	followers := c.Others(leader)
 
@@ -71,6 +71,8 @@ func TestRulesThroughEveryNode(t *testing.T) {
 		{AdminSecret, "PUT", "/users/bob/n.json?" + override, "5", 200},
 		{AdminSecret, "GET", "/users/alice.json?" + override, "", 401},
 		{noAuth, "GET", "/board.json", "", 401},
+		{bob, "GET", `/board.json?orderBy="by"&equalTo="bob"`, "", 200},
+		{bob, "GET", `/board.json?orderBy="text"`, "", 400},
 		{"not-a-token", "GET", "/board.json", "", 401},
 	}
 	for i, s := range steps {
