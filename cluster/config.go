@@ -78,8 +78,9 @@ type Config struct {
 // cut rather than refused: a node must not fail to start over a label.
 const MaxBuildNameLen = 64
 
-// Timing holds the Raft timers. Production uses DefaultTiming; tests use
-// FastTiming.
+// Timing holds the Raft timers. The arbor binary uses DefaultTiming with
+// the operator's --raft-timeout, --snapshot-interval and
+// --voter-stabilization; this package's in-process tests use FastTiming.
 type Timing struct {
 	// HeartbeatTimeout is how long a follower waits without contact before
 	// it starts an election.
@@ -127,32 +128,32 @@ type TLSConfig struct {
 	Certificate func() (*tls.Certificate, error)
 }
 
-// DefaultTiming returns the production timers: a 400 ms failure detector
-// (the hashicorp/raft defaults are 1 s), its 50 ms commit timeout and a
-// 30 s snapshot check.
+// DefaultRaftTimeout is the failure detector's default (Timing.RaftTimeout):
+// a follower calls an election once it has not heard from the leader for
+// this long. It is the hashicorp/raft default, and the one operators can
+// change with --raft-timeout.
 //
-// A follower calls an election once it has not heard from the leader for
-// HeartbeatTimeout (checked at random intervals of one to two times it; the
+// A follower checks at random intervals of one to two times it (the
 // leader heartbeats every tenth of it), and the other follower votes only
-// once it, too, has given up on the old leader. A leader's kill -9 thus
-// pauses writes for about 0.5–1 s with 400 ms (measured: median 0.68 s, all
-// of 15 below 1 s) against 1.1–3.2 s with the library's 1 s (median 1.9 s);
-// see docs/PERFORMANCE.md. 400 ms is still ten missed heartbeats and
-// hundreds of round trips of a LAN or a cloud region, the networks a
-// cluster is made for. Between regions, or on hosts so overloaded that a
-// process stalls for that long, the price is spurious elections:
-// leadership moves without a failure and writes pause for one election.
-// Safety never depends on the timers: linearizable reads confirm
-// leadership with a quorum. The lease — how long a leader cut off from a
-// quorum goes on acting as one — is five heartbeats.
+// once it, too, has given up on the old leader, so a leader's kill -9
+// pauses writes for about 1.1–3.2 s (measured: docs/PERFORMANCE.md).
+// 400 ms halved that pause, but two race-instrumented test clusters
+// sharing two busy cores, a 40 MiB write under CPU contention and
+// throttled Kubernetes pods (CFS quota periods of 100 ms) all missed it
+// often enough to call elections without a failure: a leader that moves
+// for nothing pauses writes as surely as one that dies. Safety never
+// depends on the timers: linearizable reads confirm leadership with a
+// quorum.
+const DefaultRaftTimeout = time.Second
+
+// DefaultTiming returns the production timers: a DefaultRaftTimeout
+// failure detector, the library's 50 ms commit timeout and a 30 s
+// snapshot check.
 func DefaultTiming() Timing {
 	d := raft.DefaultConfig()
 	return Timing{
-		HeartbeatTimeout:   400 * time.Millisecond,
-		ElectionTimeout:    400 * time.Millisecond,
-		LeaderLeaseTimeout: 200 * time.Millisecond,
-		CommitTimeout:      d.CommitTimeout,
-		SnapshotInterval:   30 * time.Second,
+		CommitTimeout:    d.CommitTimeout,
+		SnapshotInterval: 30 * time.Second,
 		// memberlist's LAN profile: a dead node is declared in a few
 		// seconds; dissemination every 200 ms.
 		ReconcileInterval:   2 * time.Second,
@@ -162,11 +163,31 @@ func DefaultTiming() Timing {
 		GossipInterval:      200 * time.Millisecond,
 		GossipReclaim:       10 * time.Second,
 		Stabilization:       10 * time.Second,
-	}
+	}.WithRaftTimeout(DefaultRaftTimeout)
 }
 
-// FastTiming returns timers for tests on one machine: failover in well
-// under a second and frequent snapshot checks. Not faster: Raft heartbeats
+// WithRaftTimeout returns t with the failure detector set from one
+// duration: HeartbeatTimeout and ElectionTimeout are d, the leader lease
+// half of it (a deposed leader stops acting as one well before a new one
+// can be elected).
+func (t Timing) WithRaftTimeout(d time.Duration) Timing {
+	t.HeartbeatTimeout = d
+	t.ElectionTimeout = d
+	t.LeaderLeaseTimeout = d / 2
+	return t
+}
+
+// Bounds of the Raft timeout: below MinRaftTimeout a busy host calls
+// elections all the time; above MaxRaftTimeout a failed leader goes
+// unnoticed for minutes.
+const (
+	MinRaftTimeout = 100 * time.Millisecond
+	MaxRaftTimeout = time.Minute
+)
+
+// FastTiming returns timers for this package's in-process tests: failover
+// in well under a second and frequent snapshot checks. The arbor binary
+// always runs DefaultTiming (with its operator settings). Not faster: Raft heartbeats
 // every HeartbeatTimeout/10, and three race-instrumented processes sharing
 // two busy cores miss 50 ms leases often enough to flap.
 func FastTiming() Timing {

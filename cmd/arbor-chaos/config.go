@@ -28,7 +28,7 @@ type config struct {
 
 	Workload workload.Config
 
-	RaftTiming        string
+	RaftTimeout       time.Duration
 	WriteTimeout      time.Duration
 	RequestTimeout    time.Duration
 	SnapshotThreshold int
@@ -51,7 +51,7 @@ func defaultConfig() config {
 		Image:             "arbor:0.0.0-dev",
 		Faults:            "all",
 		Workload:          workload.DefaultConfig(),
-		RaftTiming:        "default",
+		RaftTimeout:       0,
 		WriteTimeout:      3 * time.Second,
 		RequestTimeout:    10 * time.Second,
 		SnapshotThreshold: 400,
@@ -89,7 +89,7 @@ func (c *config) bindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&w.LocalReads, "local-reads", w.LocalReads, "fraction of reads sent with consistency=local (not judged)")
 	fs.BoolVar(&w.JudgeLocal, "judge-local-reads", w.JudgeLocal, "self-test: judge local reads as linearizable; a run with faults should then FAIL")
 
-	fs.StringVar(&c.RaftTiming, "raft-timing", c.RaftTiming, "the nodes' --raft-timing: default or fast")
+	fs.DurationVar(&c.RaftTimeout, "raft-timeout", c.RaftTimeout, "the nodes' --raft-timeout (0: their default)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "the nodes' --write-timeout")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "client timeout per request (then the operation is indeterminate)")
 	fs.IntVar(&c.SnapshotThreshold, "snapshot-threshold", c.SnapshotThreshold, "the nodes' --snapshot-threshold (small: snapshots and installs happen under faults)")
@@ -150,8 +150,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-duration %s: want more than 0 and at most 24h", c.Duration)
 	case c.RequestTimeout <= c.WriteTimeout:
 		return fmt.Errorf("-request-timeout %s must exceed -write-timeout %s, so a node's 503 arrives before the client gives up", c.RequestTimeout, c.WriteTimeout)
-	case c.RaftTiming != "default" && c.RaftTiming != "fast":
-		return fmt.Errorf("-raft-timing %q: want default or fast", c.RaftTiming)
+	case c.RaftTimeout < 0:
+		return fmt.Errorf("-raft-timeout %s: must not be negative", c.RaftTimeout)
 	}
 	w := c.Workload
 	w.Nodes = nemesis.NodeNames
@@ -196,7 +196,7 @@ func (c *config) replay(backend string) string {
 	add(w.Generation != dw.Generation, "-generation", w.Generation)
 	add(w.LocalReads != dw.LocalReads, "-local-reads", w.LocalReads)
 	add(w.JudgeLocal, "-judge-local-reads", "")
-	add(c.RaftTiming != d.RaftTiming, "-raft-timing", c.RaftTiming)
+	add(c.RaftTimeout != d.RaftTimeout, "-raft-timeout", c.RaftTimeout)
 	add(c.WriteTimeout != d.WriteTimeout, "-write-timeout", c.WriteTimeout)
 	add(c.SnapshotThreshold != d.SnapshotThreshold, "-snapshot-threshold", c.SnapshotThreshold)
 	add(c.GossipPort != d.GossipPort, "-gossip-port", c.GossipPort)

@@ -35,7 +35,7 @@ func TestParseConfig(t *testing.T) {
 		{"-backend", "vm"},
 		{"-duration", "0s"},
 		{"-write-timeout", "10s", "-request-timeout", "5s"},
-		{"-raft-timing", "slow"},
+		{"-raft-timeout", "-1s"},
 		{"-clients", "0"},
 		{"-roaming", "12"},
 		{"extra"},

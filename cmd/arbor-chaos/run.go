@@ -154,7 +154,7 @@ func historyChecks(ops []history.Op, nodes int) []checks.Result {
 func chooseBackend(ctx context.Context, cfg *config, dir string) (nemesis.Backend, error) {
 	opts := nemesis.NodeOptions{
 		AdminSecret:       newSecret(),
-		RaftTiming:        cfg.RaftTiming,
+		RaftTimeout:       cfg.RaftTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		TrailingLogs:      cfg.TrailingLogs,

@@ -46,7 +46,9 @@ type serveConfig struct {
 	ReapAfter              time.Duration
 	LogLevel               string
 	LogFormat              string
-	RaftTiming             string
+	RaftTimeout            time.Duration
+	SnapshotInterval       time.Duration
+	VoterStabilization     time.Duration
 	ShutdownTimeout        time.Duration
 	MaxConnections         int
 	StreamKeepAlive        time.Duration
@@ -58,10 +60,6 @@ type serveConfig struct {
 // envPrefix starts the environment variable of every flag: --node-id is
 // also ARBOR_NODE_ID. A flag given on the command line wins.
 const envPrefix = "ARBOR_"
-
-// hiddenFlags are accepted but left out of the help: they exist for tests
-// and development, not for operators.
-var hiddenFlags = map[string]bool{"raft-timing": true}
 
 // defaultServeConfig returns the documented defaults; hostname becomes the
 // default node id.
@@ -80,7 +78,9 @@ func defaultServeConfig(hostname string) serveConfig {
 		TrailingLogs:           10240,
 		LogLevel:               "info",
 		LogFormat:              "text",
-		RaftTiming:             "default",
+		RaftTimeout:            cluster.DefaultRaftTimeout,
+		SnapshotInterval:       cluster.DefaultTiming().SnapshotInterval,
+		VoterStabilization:     cluster.DefaultTiming().Stabilization,
 		ShutdownTimeout:        10 * time.Second,
 		StreamKeepAlive:        30 * time.Second,
 	}
@@ -117,7 +117,9 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ReapAfter, "reap-after", c.ReapAfter, "remove a member that has been failed or gone this long (0: never; use arbor members remove)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "lowest `level` logged: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `format`: text or json")
-	fs.StringVar(&c.RaftTiming, "raft-timing", c.RaftTiming, "Raft timeouts: default or fast (fast is for tests)")
+	fs.DurationVar(&c.RaftTimeout, "raft-timeout", c.RaftTimeout, "how long a follower waits without hearing from the leader before it calls an election (the leader's lease is half of it); raise it where hosts are overloaded or far apart, lower it for faster failover (100ms to 1m)")
+	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "how often the node checks whether --snapshot-threshold entries call for a snapshot")
+	fs.DurationVar(&c.VoterStabilization, "voter-stabilization", c.VoterStabilization, "how long a new member must be alive and caught up before it becomes a voter")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time allowed for a graceful shutdown after SIGTERM")
 	fs.DurationVar(&c.StreamKeepAlive, "stream-keepalive", c.StreamKeepAlive, "how long a quiet event stream waits before a keep-alive frame")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "client HTTPS connections served at once; more wait to be accepted (0: the descriptor limit, raised to its maximum at start, less 1024 kept for Raft, gossip and snapshots, at most 16384)")
@@ -189,9 +191,6 @@ func applyEnv(fs *flag.FlagSet, lookupEnv func(string) (string, bool), environ [
 func printServeUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "Usage: arbor serve [flags]\n\nRuns one Arbor node. Every flag can also be set from the environment\nvariable shown; a flag on the command line wins.\n\nFlags:\n")
 	fs.VisitAll(func(f *flag.Flag) {
-		if hiddenFlags[f.Name] {
-			return
-		}
 		arg, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
 		if arg != "" {
@@ -225,7 +224,9 @@ func (c *serveConfig) clusterConfig(logger *slog.Logger) cluster.Config {
 	cc.TrailingLogs = c.TrailingLogs
 	cc.SnapshotThreshold = c.SnapshotThreshold
 	cc.WriteTimeout = c.WriteTimeout
-	cc.Timing = raftTiming(c.RaftTiming)
+	cc.Timing = cluster.DefaultTiming().WithRaftTimeout(c.RaftTimeout)
+	cc.Timing.SnapshotInterval = c.SnapshotInterval
+	cc.Timing.Stabilization = c.VoterStabilization
 	// No component attribute here: the cluster tags its Raft logs with
 	// "component" itself, and slog would print the key twice.
 	cc.Logger = logger
@@ -262,13 +263,4 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc.Registerer = reg
 	hc.Gatherer = reg
 	return hc
-}
-
-// raftTiming maps --raft-timing to the cluster's timing profile; validate
-// has already rejected other names.
-func raftTiming(name string) cluster.Timing {
-	if name == "fast" {
-		return cluster.FastTiming()
-	}
-	return cluster.DefaultTiming()
 }

@@ -51,7 +51,7 @@ func TestServeConfigDefaults(t *testing.T) {
 		cfg.RaftAddr != ":8300" || cfg.GossipAddr != ":8301" || cfg.BootstrapExpect != 1 ||
 		cfg.DefaultReadConsistency != "linearizable" || cfg.DefaultWriteSizeLimit != "medium" ||
 		cfg.WriteTimeout != 5*time.Second || cfg.SnapshotThreshold != 8192 || cfg.LogLevel != "info" ||
-		cfg.LogFormat != "text" || cfg.RaftTiming != "default" || cfg.ShutdownTimeout != 10*time.Second ||
+		cfg.LogFormat != "text" || cfg.RaftTimeout != time.Second || cfg.SnapshotInterval != 30*time.Second || cfg.VoterStabilization != 10*time.Second || cfg.ShutdownTimeout != 10*time.Second ||
 		cfg.level != slog.LevelInfo {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
@@ -67,7 +67,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"ARBOR_LOG_LEVEL":        "debug",
 		"ARBOR_SHUTDOWN_TIMEOUT": "3s",
 	}
-	cfg, _, err := parse(t, env, "--node-id", "from-flag", "--http-addr", "127.0.0.1:0", "--raft-timing", "fast")
+	cfg, _, err := parse(t, env, "--node-id", "from-flag", "--http-addr", "127.0.0.1:0", "--raft-timeout", "3s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		{"node id (flag wins)", cfg.NodeID, "from-flag"},
 		{"data dir (env)", cfg.DataDir, "/env/data"},
 		{"http addr (flag)", cfg.HTTPAddr, "127.0.0.1:0"},
-		{"raft timing (hidden flag)", cfg.RaftTiming, "fast"},
+		{"raft timeout (flag)", cfg.RaftTimeout.String(), "3s"},
 		{"admin secret (env, commas kept)", strings.Join(cfg.AdminSecrets, "|"), "env,secret"},
 	} {
 		if c.got != c.want {
@@ -134,8 +134,10 @@ func TestServeConfigHelp(t *testing.T) {
 			t.Errorf("usage lacks %q:\n%s", want, usage)
 		}
 	}
-	if strings.Contains(usage, "raft-timing") {
-		t.Errorf("usage shows the hidden --raft-timing flag")
+	for _, want := range []string{"--raft-timeout duration", "(default 1s)", "--snapshot-interval", "--voter-stabilization"} {
+		if !strings.Contains(usage, want) {
+			t.Errorf("usage lacks the Raft setting %q", want)
+		}
 	}
 }
 
@@ -204,7 +206,11 @@ func TestServeConfigValidation(t *testing.T) {
 		{[]string{"--admin-secret", ""}, "--admin-secret: must not be empty"},
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
-		{[]string{"--raft-timing", "slow"}, "--raft-timing"},
+		{[]string{"--raft-timing", "fast"}, "flag provided but not defined: -raft-timing"},
+		{[]string{"--raft-timeout", "50ms"}, "--raft-timeout 50ms: want 100ms to 1m0s"},
+		{[]string{"--raft-timeout", "2m"}, "--raft-timeout"},
+		{[]string{"--snapshot-interval", "1ms"}, "--snapshot-interval"},
+		{[]string{"--voter-stabilization", "-1s"}, "--voter-stabilization"},
 		{[]string{"--write-timeout", "0s"}, "--write-timeout"},
 		{[]string{"--shutdown-timeout", "-1s"}, "--shutdown-timeout"},
 		{[]string{"--snapshot-threshold", "0"}, "--snapshot-threshold"},

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -74,10 +75,14 @@ func (c *serveConfig) validate() error {
 	default:
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", c.LogLevel)
 	}
-	switch c.RaftTiming {
-	case "default", "fast":
-	default:
-		return fmt.Errorf("--raft-timing %q: want default or fast", c.RaftTiming)
+	if c.RaftTimeout < cluster.MinRaftTimeout || c.RaftTimeout > cluster.MaxRaftTimeout {
+		return fmt.Errorf("--raft-timeout %s: want %s to %s", c.RaftTimeout, cluster.MinRaftTimeout, cluster.MaxRaftTimeout)
+	}
+	if c.SnapshotInterval < 10*time.Millisecond {
+		return fmt.Errorf("--snapshot-interval %s: want at least 10ms", c.SnapshotInterval)
+	}
+	if c.VoterStabilization < 0 {
+		return fmt.Errorf("--voter-stabilization %s: must not be negative", c.VoterStabilization)
 	}
 	if c.WriteTimeout <= 0 {
 		return fmt.Errorf("--write-timeout %s: must be positive", c.WriteTimeout)

@@ -41,7 +41,7 @@ func TestHTTPPortInUse(t *testing.T) {
 	first := StartReadyNode(t, Options{Name: "first"})
 	dir := filepath.Join(t.TempDir(), "second")
 	code, out := Run(t, "serve", "--data-dir", dir, "--node-id", "second",
-		"--http-addr", first.Addr(), "--raft-addr", "127.0.0.1:0", "--raft-timing", "fast")
+		"--http-addr", first.Addr(), "--raft-addr", "127.0.0.1:0")
 	if code != 1 || !strings.Contains(out, "listen for HTTPS") || !strings.Contains(out, "address already in use") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}

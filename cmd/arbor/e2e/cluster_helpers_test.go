@@ -128,6 +128,9 @@ type nodeStatus struct {
 	Ready              bool   `json:"ready"`
 	Health             string `json:"health"`
 	SnapshotsInstalled uint64 `json:"snapshots_installed"`
+	LastSnapshot       *struct {
+		Index uint64 `json:"index"`
+	} `json:"last_snapshot"`
 	Members            []struct {
 		ID         string `json:"id"`
 		Suffrage   string `json:"suffrage"`

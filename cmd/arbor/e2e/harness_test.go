@@ -123,7 +123,7 @@ type process struct {
 }
 
 // StartNode starts `arbor serve` with --http-addr 127.0.0.1:0, --raft-addr
-// 127.0.0.1:0, a fresh data directory, --raft-timing fast and
+// 127.0.0.1:0, a fresh data directory, the production Raft timing and
 // --admin-secret AdminSecret (plus opts), and waits until it has written
 // its address. It does not wait for readiness: see WaitReady and
 // StartReadyNode. The process is killed when the test ends.
@@ -144,7 +144,6 @@ func StartNode(t testing.TB, opts Options) *Node {
 		"--data-dir", n.DataDir,
 		"--http-addr", "127.0.0.1:0",
 		"--raft-addr", "127.0.0.1:0",
-		"--raft-timing", "fast",
 		"--admin-secret", AdminSecret,
 	}, opts.Args...)
 	for _, kv := range os.Environ() {

@@ -76,7 +76,7 @@ func BenchmarkRules(b *testing.B) {
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	c := StartCluster(b, 3, "--raft-timing", "default", "--jwt-public-key", keyFile, "--firebase-project", "bench")
+	c := StartCluster(b, 3, "--jwt-public-key", keyFile, "--firebase-project", "bench")
 	c.WaitStable(b, c.Nodes...)
 	hcs := make([]*http.Client, len(c.Nodes))
 	for i, n := range c.Nodes {

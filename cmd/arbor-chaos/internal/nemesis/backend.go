@@ -68,7 +68,7 @@ var NodeNames = []string{"n1", "n2", "n3"}
 // NodeOptions are the arbor flags every node gets, whatever the backend.
 type NodeOptions struct {
 	AdminSecret       string
-	RaftTiming        string // "default" or "fast"
+	RaftTimeout       time.Duration // 0: the node's default
 	WriteTimeout      time.Duration
 	SnapshotThreshold int
 	TrailingLogs      int
@@ -79,8 +79,8 @@ type NodeOptions struct {
 // flags renders the options as serve flags.
 func (o NodeOptions) flags() []string {
 	f := []string{"--admin-secret", o.AdminSecret}
-	if o.RaftTiming != "" {
-		f = append(f, "--raft-timing", o.RaftTiming)
+	if o.RaftTimeout != 0 {
+		f = append(f, "--raft-timeout", o.RaftTimeout.String())
 	}
 	if o.WriteTimeout > 0 {
 		f = append(f, "--write-timeout", o.WriteTimeout.String())
