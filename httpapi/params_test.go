@@ -117,9 +117,9 @@ func TestQueryParameters(t *testing.T) {
 			status: 204, body: "", tree: `{"d":{"c":"x"}}`},
 		{name: "bad override JSON", req: req{method: "GET", path: "/d/c.json?auth_variable_override=%7Buid"}, status: 400,
 			body: errBody("auth_variable_override must be a JSON object or null")},
-		// not yet implemented
-		{name: "streaming with a query", req: req{method: "GET", path: `/d.json?orderBy="$key"`, headers: map[string]string{"Accept": "text/event-stream"}},
-			status: 400, body: errBody("Query parameters on a stream are not supported yet (orderBy, limitToFirst, limitToLast, startAt, startAfter, endAt, endBefore, equalTo, shallow)")},
+		// a stream's query is checked like a GET's (streamquery_test.go has the served ones)
+		{name: "streaming with a refused query", req: req{method: "GET", path: `/d.json?shallow=true&orderBy="$key"`, headers: map[string]string{"Accept": "text/event-stream"}},
+			status: 400, body: errBody(fsm.MsgShallowMix)},
 		{name: "rules", req: req{method: "GET", path: "/.settings/rules.json"}, status: 200,
 			body: "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}"},
 		{name: "rules put", req: req{method: "PUT", path: "//.settings/rules.json", body: str(`{"rules":{}}`)}, status: 200,

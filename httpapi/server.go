@@ -25,6 +25,7 @@ type Server struct {
 	engine      *gin.Engine
 	draining    atomic.Bool
 	hub         hub          // open event streams
+	queries     queryWatches // open streams with query parameters (streamquery.go)
 	render      renderBudget // bytes of large answers being rendered
 
 	randMu sync.Mutex // Config.Rand need not be safe for concurrent use

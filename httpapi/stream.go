@@ -12,10 +12,6 @@ import (
 	"github.com/arbordb/arbor/fsm"
 )
 
-// errStreamQuery is a stream with query parameters, which this release
-// does not serve yet (SPEC §5 allows a 400 naming them).
-var errStreamQuery = badRequest("Query parameters on a stream are not supported yet (orderBy, limitToFirst, limitToLast, startAt, startAfter, endAt, endBefore, equalTo, shallow)")
-
 // errStreamsClosed refuses a stream on a node that is shutting down.
 var errStreamsClosed = fmt.Errorf("streams closed: %w", fsm.ErrShuttingDown)
 
@@ -29,12 +25,10 @@ var authRevokedFrame = []byte("event: auth_revoked\ndata: \"credential is no lon
 // the initial put is the value at the path as a read sees it, then every
 // change of the applied log that concerns the path, in commit order, from
 // this node's own state machine — so a stream on a follower keeps going
-// through leader changes.
+// through leader changes. With query parameters the frames are the
+// query's window instead (streamquery.go).
 func (s *Server) stream(c *gin.Context, rq *request) {
-	if rq.opts.query != nil || rq.opts.shallow {
-		s.writeError(c, errStreamQuery)
-		return
-	}
+	qs := newQueryStream(rq)
 	resume := c.Query("resume")
 	if resume != "" && resume != "true" && resume != "false" {
 		s.writeError(c, badRequest("resume must be true or false"))
@@ -44,6 +38,9 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 	if err != nil {
 		s.writeError(c, err)
 		return
+	}
+	if qs != nil {
+		lastID = 0 // a query stream resumes with a fresh put
 	}
 	// Subscribe before reading (or with the history, atomically), then
 	// skip the events already sent: nothing is missed, nothing sent twice.
@@ -63,6 +60,12 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 		return
 	}
 	defer s.hub.unsubscribe(sub)
+	if qs != nil {
+		// Registered before the read: every batch after it is captured.
+		qs.sub, qs.budget = sub, int64(s.cfg.StreamBufferBytes)
+		s.queries.add(qs)
+		defer s.queries.remove(qs)
+	}
 	s.metrics.streamsOpen.Inc()
 	defer s.metrics.streamsOpen.Dec()
 	var res fsm.ReadResult
@@ -77,6 +80,13 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 	if !replayed {
 		if res, err = s.db.Read(c.Request.Context(), fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq)}); err != nil {
 			s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
+			return
+		}
+	}
+	first := putFrame(nil, res.Value)
+	if qs != nil {
+		if first, err = qs.start(c.Request.Context(), res, s.cfg.StrictIndexes); err != nil {
+			s.writeError(c, err)
 			return
 		}
 	}
@@ -108,8 +118,18 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 			}
 			res.Index = missed[i].Index
 		}
-	} else if write(res.Index, putFrame(nil, res.Value)) != nil {
+	} else if write(res.Index, first) != nil {
 		return
+	}
+	// take returns the frames to send: the hub's events, or for a query
+	// stream the changes of its window (the hub's frames then only wake
+	// it).
+	take := func() ([]frame, error) {
+		frames := sub.take()
+		if qs == nil {
+			return frames, nil
+		}
+		return qs.frames(c.Request.Context(), res.Index)
 	}
 	keepAlive := time.NewTimer(s.cfg.StreamKeepAlive)
 	defer keepAlive.Stop()
@@ -145,7 +165,11 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 				_ = send(cancelFrame(fsm.MsgPermission))
 				return
 			}
-			for _, f := range sub.take() {
+			frames, err := take()
+			if err != nil {
+				return
+			}
+			for _, f := range frames {
 				if f.index != 0 && f.index <= res.Index {
 					continue // the initial put already holds it
 				}
@@ -162,7 +186,11 @@ func (s *Server) stream(c *gin.Context, rq *request) {
 			keepAlive.Reset(s.cfg.StreamKeepAlive)
 		case <-sub.done:
 			// Whatever was queued before the end is still delivered.
-			for _, f := range sub.take() {
+			frames, err := take()
+			if err != nil {
+				return
+			}
+			for _, f := range frames {
 				if f.index > res.Index && write(f.index, f.data) != nil {
 					return
 				}
@@ -186,8 +214,12 @@ func cancelFrame(reason string) []byte {
 
 // PublishEvents hands the change events of applied log entries to the
 // open streams; the state machine calls it (fsm.FSM.SetEventSink) on its
-// apply goroutine, in commit order. It never blocks.
-func (s *Server) PublishEvents(events []fsm.Event) { s.hub.publish(events) }
+// apply goroutine, in commit order, right after it installed the state
+// that follows them. It never blocks.
+func (s *Server) PublishEvents(events []fsm.Event) {
+	s.hub.publish(events)
+	s.captureQueryStreams(events)
+}
 
 // CloseStreams ends every open stream and refuses new ones: a node that
 // shuts down lets its clients reconnect elsewhere at once instead of
