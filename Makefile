@@ -2,9 +2,19 @@
 
 GO        ?= go
 BIN       := bin/arbor
-# A release is a tag vX.Y.Z; between tags `git describe` adds the distance
-# and commit (1.2.3-4-gabcdef), and a tree without tags is 0.0.0-dev.
-VERSION   ?= $(patsubst v%,%,$(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo 0.0.0-dev))
+# VERSION comes from git: a release is a tag vX.Y.Z (the v is dropped);
+# between tags `git describe` adds the distance and commit
+# (1.2.3-4-gabcdef123456), and uncommitted changes add -dirty. Only tags
+# that look like releases count, so other tags never become versions. A
+# clone without such a tag is 0.0.0-dev+<commit>[-dirty] (semver build
+# metadata), and a tree outside git (a source archive) 0.0.0-dev. Set it
+# by hand to override: make image VERSION=1.2.3.
+VERSION   ?= $(patsubst v%,%,$(shell git describe --tags --match 'v[0-9]*' --abbrev=12 --dirty 2>/dev/null || \
+	{ c=$$(git describe --always --abbrev=12 --dirty 2>/dev/null) && echo "0.0.0-dev+$$c"; } || echo 0.0.0-dev))
+# IMAGE_TAG is VERSION as a container image tag: tags may not hold '+',
+# so the build metadata of an untagged clone is joined with '_' instead
+# (the OCI convention Helm follows), e.g. arbor:0.0.0-dev_d4fbc44a1b2c.
+IMAGE_TAG ?= $(subst +,_,$(VERSION))
 COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # Static (no cgo), reproducible paths, version and commit stamped in.
 GOBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)'
@@ -13,7 +23,7 @@ FUZZ_FSM  := FuzzParseBody FuzzParseUpdate FuzzParsePath FuzzApply FuzzParseQuer
 DATA_DIR  ?= ./arbor-data
 
 .DEFAULT_GOAL := help
-.PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image clean
+.PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image version image-tag clean
 
 ## help: list the targets
 help:
@@ -68,11 +78,20 @@ lint:
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 
-## image: the container image arbor:VERSION (FROM scratch around the static linux binary)
+## image: the container image arbor:IMAGE_TAG, the version (FROM scratch around the static linux binary)
 image:
 	rm -rf bin/image && mkdir -p bin/image/data
 	GOOS=linux $(GOBUILD) -o bin/image/arbor ./cmd/arbor
-	docker build -f deploy/Dockerfile -t arbor:$(VERSION) .
+	docker build -f deploy/Dockerfile -t arbor:$(IMAGE_TAG) .
+	@echo "image: arbor:$(IMAGE_TAG)"
+
+## version: print the version make build and make image stamp (from git describe)
+version:
+	@echo $(VERSION)
+
+## image-tag: print the tag make image gives the image (the version, with '_' for '+')
+image-tag:
+	@echo $(IMAGE_TAG)
 
 # make cluster-up keeps the certificates, the admin secret and each node's
 # data of deploy/compose.yaml here: under bin/, so git ignores it and make
@@ -83,7 +102,7 @@ COMPOSE       ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker 
 # image's unprivileged user, which is then given them.
 CLUSTER_UID    = $(shell [ "$$(id -u)" = 0 ] && echo 65532 || id -u)
 CLUSTER_GID    = $(shell [ "$$(id -u)" = 0 ] && echo 65532 || id -g)
-CLUSTER_ENV    = ARBOR_VERSION=$(VERSION) ARBOR_UID=$(CLUSTER_UID) ARBOR_GID=$(CLUSTER_GID) ARBOR_CLUSTER_DIR=$(abspath $(CLUSTER_DIR))
+CLUSTER_ENV    = ARBOR_VERSION=$(IMAGE_TAG) ARBOR_UID=$(CLUSTER_UID) ARBOR_GID=$(CLUSTER_GID) ARBOR_CLUSTER_DIR=$(abspath $(CLUSTER_DIR))
 .PHONY: cluster-up cluster-down
 
 ## cluster-up: a three-node cluster in Docker (deploy/compose.yaml) with certificates from arbor certs init; HTTPS on 127.0.0.1:8443-8445
@@ -127,7 +146,7 @@ chaos:
 	$(GO) build -o $(CHAOS_BIN) ./cmd/arbor-chaos
 	@if docker info >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory image VERSION=$(VERSION) && \
-		exec ./$(CHAOS_BIN) -backend docker -image arbor:$(VERSION) -duration $(DURATION) $(CHAOS_FLAGS); \
+		exec ./$(CHAOS_BIN) -backend docker -image arbor:$(IMAGE_TAG) -duration $(DURATION) $(CHAOS_FLAGS); \
 	else \
 		echo "chaos: Docker does not answer; the process backend (no partitions), race-detector build"; \
 		$(GO) build -race -o bin/arbor-race ./cmd/arbor && \

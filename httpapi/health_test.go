@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/arbordb/arbor/fsm"
 )
@@ -49,6 +50,41 @@ func TestReadyz(t *testing.T) {
 	check("back", 200, `{"status":"ok"}`)
 	if r := h.get("/a.json"); r.status != 200 || r.body != "7" {
 		t.Errorf("data request after draining: %d %q", r.status, r.body)
+	}
+}
+
+// TestReadyzAnswersWithinASecond: a readiness check that blocks, whether
+// it honours its context or not, is answered 503 within a second (a
+// Kubernetes probe's default timeout), not after WriteTimeout; one that
+// honours its context gives its own reason.
+func TestReadyzAnswersWithinASecond(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	for _, c := range []struct {
+		name   string
+		ready  func(context.Context) error
+		reason string
+	}{
+		{"ignores its context", func(context.Context) error { <-release; return nil },
+			`{"status":"not ready","reason":"[-]ready: the readiness check did not finish within 800ms"}`},
+		{"honours its context", func(ctx context.Context) error {
+			<-ctx.Done()
+			return errors.New("leader has not yet committed an entry of its term")
+		}, `{"status":"not ready","reason":"[-]ready: leader has not yet committed an entry of its term"}`},
+	} {
+		h := newHarness(t, &fakeDB{ready: c.ready}, nil)
+		if h.s.cfg.WriteTimeout <= time.Second {
+			t.Fatalf("the harness's WriteTimeout %s does not show the bound", h.s.cfg.WriteTimeout)
+		}
+		start := time.Now()
+		r := h.do(req{method: "GET", path: "/readyz", anon: true})
+		took := time.Since(start)
+		if r.status != 503 || r.body != c.reason {
+			t.Errorf("%s: /readyz %d %q, want 503 %q", c.name, r.status, r.body, c.reason)
+		}
+		if took >= time.Second || took < readyzWait {
+			t.Errorf("%s: /readyz answered after %s, want between %s and 1s", c.name, took, readyzWait)
+		}
 	}
 }
 

@@ -85,6 +85,9 @@ func runServe(args []string, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
+	// Before the node opens its log: the limit must already hold while
+	// the log is replayed.
+	applyMemoryLimit(cfg.memoryLimit, os.LookupEnv, os.ReadFile, logger)
 	ctx, stop := notifyShutdown(logger, os.Exit)
 	defer stop()
 	if err := serve(ctx, cfg, logger); err != nil {
@@ -111,7 +114,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	}
 
 	cc := cfg.clusterConfig(logger)
-	cc.Release, cc.Commit = version, commit
+	cc.Release, cc.Commit = release(), commit
 	if cfg.TLSCA != "" {
 		if cc.TLS, err = clusterTLS(cfg.TLSCA, certs); err != nil {
 			return err

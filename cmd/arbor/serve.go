@@ -52,9 +52,13 @@ type serveConfig struct {
 	ShutdownTimeout        time.Duration
 	MaxConnections         int
 	StreamKeepAlive        time.Duration
+	MemoryLimit            string
 
 	// level is LogLevel parsed by validate.
 	level slog.Level
+	// memoryLimit is MemoryLimit in bytes, parsed by validate; 0 means
+	// from the container (applyMemoryLimit).
+	memoryLimit int64
 }
 
 // envPrefix starts the environment variable of every flag: --node-id is
@@ -83,6 +87,7 @@ func defaultServeConfig(hostname string) serveConfig {
 		VoterStabilization:     cluster.DefaultTiming().Stabilization,
 		ShutdownTimeout:        10 * time.Second,
 		StreamKeepAlive:        30 * time.Second,
+		MemoryLimit:            "0",
 	}
 }
 
@@ -122,6 +127,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.VoterStabilization, "voter-stabilization", c.VoterStabilization, "how long a new member must be alive and caught up before it becomes a voter")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time allowed for a graceful shutdown after SIGTERM")
 	fs.DurationVar(&c.StreamKeepAlive, "stream-keepalive", c.StreamKeepAlive, "how long a quiet event stream waits before a keep-alive frame")
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, fmt.Sprintf("soft limit on the memory the Go runtime uses, a `size` such as 512MiB or 2Gi; the garbage collector works harder to stay under it (0: %d%% of the container's cgroup memory limit, none without one; GOMEMLIMIT, when set, wins)", memoryLimitPercent))
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "client HTTPS connections served at once; more wait to be accepted (0: the descriptor limit, raised to its maximum at start, less 1024 kept for Raft, gossip and snapshots, at most 16384)")
 }
 

@@ -66,6 +66,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 		"ARBOR_WRITE_TIMEOUT":    "7s",
 		"ARBOR_LOG_LEVEL":        "debug",
 		"ARBOR_SHUTDOWN_TIMEOUT": "3s",
+		"ARBOR_MEMORY_LIMIT":     "1Gi",
 	}
 	cfg, _, err := parse(t, env, "--node-id", "from-flag", "--http-addr", "127.0.0.1:0", "--raft-timeout", "3s")
 	if err != nil {
@@ -82,7 +83,7 @@ func TestServeConfigFlagsAndEnvironment(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c.name, c.got, c.want)
 		}
 	}
-	if !cfg.Dev || cfg.WriteTimeout != 7*time.Second || cfg.level != slog.LevelDebug || cfg.ShutdownTimeout != 3*time.Second {
+	if !cfg.Dev || cfg.WriteTimeout != 7*time.Second || cfg.level != slog.LevelDebug || cfg.ShutdownTimeout != 3*time.Second || cfg.memoryLimit != 1<<30 {
 		t.Errorf("env values not applied: %+v", cfg)
 	}
 }
@@ -214,6 +215,13 @@ func TestServeConfigValidation(t *testing.T) {
 		{[]string{"--write-timeout", "0s"}, "--write-timeout"},
 		{[]string{"--shutdown-timeout", "-1s"}, "--shutdown-timeout"},
 		{[]string{"--snapshot-threshold", "0"}, "--snapshot-threshold"},
+		{[]string{"--memory-limit", "0"}, ""},
+		{[]string{"--memory-limit", "512MiB"}, ""},
+		{[]string{"--memory-limit", "2Gi"}, ""},
+		{[]string{"--memory-limit", "lots"}, `--memory-limit "lots": want a whole number of bytes`},
+		{[]string{"--memory-limit", "1.5GiB"}, `--memory-limit "1.5GiB"`},
+		{[]string{"--memory-limit", "-1"}, `--memory-limit "-1"`},
+		{[]string{"--memory-limit", "1MiB"}, `--memory-limit "1MiB": want 0 (from the container) or at least 64.0MiB`},
 		{[]string{"--default-read-consistency", "eventual"}, "eventual"},
 		{[]string{"--default-write-size-limit", "huge"}, "huge"},
 		{[]string{"stray"}, `unexpected argument "stray"`},

@@ -96,6 +96,9 @@ func (c *serveConfig) validate() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: must be 0 (automatic) or positive", c.MaxConnections)
 	}
+	if err := c.validateMemoryLimit(); err != nil {
+		return err
+	}
 	if c.SnapshotThreshold == 0 {
 		return errors.New("--snapshot-threshold: must be at least 1")
 	}
@@ -115,6 +118,20 @@ func (c *serveConfig) validate() error {
 		return err
 	}
 	return c.httpConfig(discard, prometheus.NewRegistry()).Validate()
+}
+
+// validateMemoryLimit parses --memory-limit into c.memoryLimit: 0 (the
+// container's limit decides) or a size the collector can live with.
+func (c *serveConfig) validateMemoryLimit() error {
+	n, err := parseByteSize(c.MemoryLimit)
+	if err != nil {
+		return fmt.Errorf("--memory-limit %q: %w, or 0 for %d%% of the container's memory limit", c.MemoryLimit, err, memoryLimitPercent)
+	}
+	if n != 0 && n < minMemoryLimit {
+		return fmt.Errorf("--memory-limit %q: want 0 (from the container) or at least %s; below that the garbage collector would run all the time", c.MemoryLimit, formatMiB(minMemoryLimit))
+	}
+	c.memoryLimit = n
+	return nil
 }
 
 // validateClusterSecurity applies SPEC §7: nodes talk to each other over

@@ -131,7 +131,7 @@ type nodeStatus struct {
 	LastSnapshot       *struct {
 		Index uint64 `json:"index"`
 	} `json:"last_snapshot"`
-	Members            []struct {
+	Members []struct {
 		ID         string `json:"id"`
 		Suffrage   string `json:"suffrage"`
 		Health     string `json:"health"`
