@@ -96,6 +96,12 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 	}
 	defer release()
 	answerDeadline(c.Writer, size, time.Now())
-	body := fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
+	body, err := s.renderLarge(ctx, size, func() []byte {
+		return fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
+	})
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
 	sendData(c, rq.opts, http.StatusOK, body)
 }

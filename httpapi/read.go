@@ -66,7 +66,12 @@ func (s *Server) get(c *gin.Context, rq *request) {
 	if rq.opts.shallow {
 		body = fsm.AppendShallow(nil, n, o)
 	} else {
-		body = fsm.AppendJSON(nil, n, o)
+		var err error
+		body, err = s.renderLarge(c.Request.Context(), renderSize(n, o.Pretty), func() []byte { return fsm.AppendJSON(nil, n, o) })
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
 	}
 	sendData(c, rq.opts, http.StatusOK, body)
 }

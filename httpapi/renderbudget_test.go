@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,32 @@ func TestLargeReadsShareARenderBudget(t *testing.T) {
 	h.s.render.sem.Release(4 << 20)
 	if r := h.do(req{method: "GET", path: "/big.json"}); r.status != 200 || len(r.body) != len(big) {
 		t.Fatalf("the large read after the budget came back: %d, %d bytes", r.status, len(r.body))
+	}
+}
+
+// TestLargeRendersTakeACoreSlot: while every render slot is taken (half
+// the cores), a large read and a large query wait and then get a 503,
+// small reads go on, and once a slot is free the large read renders.
+func TestLargeRendersTakeACoreSlot(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) { c.WriteTimeout = 200 * time.Millisecond })
+	big := `"` + strings.Repeat("x", 2<<20) + `"`
+	h.do(req{method: "PUT", path: "/big/a.json?writeSizeLimit=large", body: str(big)})
+	h.do(req{method: "PUT", path: "/small.json", body: str(`1`)})
+	slots := int64(max(1, runtime.GOMAXPROCS(0)/2))
+	if err := h.s.render.cpu.Acquire(context.Background(), slots); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/big.json", `/big.json?orderBy="$key"&limitToFirst=1`} {
+		if r := h.do(req{method: "GET", path: path}); r.status != 503 {
+			t.Fatalf("GET %s with every render slot taken: %d %s", path, r.status, r.body)
+		}
+	}
+	if r := h.do(req{method: "GET", path: "/small.json"}); r.status != 200 || r.body != "1" {
+		t.Fatalf("a small read while the slots are taken: %d %s", r.status, r.body)
+	}
+	h.s.render.cpu.Release(slots)
+	if r := h.do(req{method: "GET", path: "/big/a.json"}); r.status != 200 || len(r.body) != len(big) {
+		t.Fatalf("the large read once a slot is free: %d, %d bytes", r.status, len(r.body))
 	}
 }
 
