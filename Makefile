@@ -141,7 +141,7 @@ CHAOS_FLAGS ?=
 CHAOS_BIN   := bin/arbor-chaos
 .PHONY: chaos
 
-## chaos: kill, pause, stop and partition a three-node cluster under load for DURATION (default 3m), then check linearizability (porcupine), durability and convergence; Docker if it answers, else processes
+## chaos: kill, pause, stop and partition a three-node cluster under load for DURATION (default 3m), then check linearizability (porcupine), durability, convergence and the event streams of three watchers; Docker if it answers, else processes
 chaos:
 	$(GO) build -o $(CHAOS_BIN) ./cmd/arbor-chaos
 	@if docker info >/dev/null 2>&1; then \

@@ -27,6 +27,7 @@ type config struct {
 	Check    string // re-check a saved history instead of running
 
 	Workload workload.Config
+	Watchers int // stream watchers (internal/watch); 0: none
 
 	RaftTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -51,6 +52,7 @@ func defaultConfig() config {
 		Image:             "arbor:0.0.0-dev",
 		Faults:            "all",
 		Workload:          workload.DefaultConfig(),
+		Watchers:          3,
 		RaftTimeout:       0,
 		WriteTimeout:      3 * time.Second,
 		RequestTimeout:    10 * time.Second,
@@ -88,6 +90,7 @@ func (c *config) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&w.Lists, "lists", w.Lists, "list keys per generation")
 	fs.Float64Var(&w.LocalReads, "local-reads", w.LocalReads, "fraction of reads sent with consistency=local (not judged)")
 	fs.BoolVar(&w.JudgeLocal, "judge-local-reads", w.JudgeLocal, "self-test: judge local reads as linearizable; a run with faults should then FAIL")
+	fs.IntVar(&c.Watchers, "watchers", c.Watchers, "stream watchers: resumable event streams on the root, moving between nodes, checked against the history (0: none)")
 
 	fs.DurationVar(&c.RaftTimeout, "raft-timeout", c.RaftTimeout, "the nodes' --raft-timeout (0: their default)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "the nodes' --write-timeout")
@@ -119,8 +122,9 @@ func parseConfig(args []string, usage io.Writer) (config, error) {
 		fmt.Fprint(usage, `arbor-chaos runs a three-node arbor cluster under a concurrent workload while
 a nemesis kills, pauses, stops and partitions nodes, then checks the history:
 linearizability with porcupine, acknowledged writes present, replicas
-converged, push keys in commit order. Exit status 0: pass; 1: a check failed;
-2: the run could not be set up.
+converged, push keys in commit order, and event streams that deliver every
+committed write once, in commit order. Exit status 0: pass; 1: a check
+failed; 2: the run could not be set up.
 
 Usage: arbor-chaos [flags]
 
@@ -152,6 +156,9 @@ func (c *config) validate() error {
 		return fmt.Errorf("-request-timeout %s must exceed -write-timeout %s, so a node's 503 arrives before the client gives up", c.RequestTimeout, c.WriteTimeout)
 	case c.RaftTimeout < 0:
 		return fmt.Errorf("-raft-timeout %s: must not be negative", c.RaftTimeout)
+	}
+	if c.Watchers < 0 || c.Watchers > 20 {
+		return fmt.Errorf("-watchers %d: want 0 to 20", c.Watchers)
 	}
 	w := c.Workload
 	w.Nodes = nemesis.NodeNames
@@ -196,6 +203,7 @@ func (c *config) replay(backend string) string {
 	add(w.Generation != dw.Generation, "-generation", w.Generation)
 	add(w.LocalReads != dw.LocalReads, "-local-reads", w.LocalReads)
 	add(w.JudgeLocal, "-judge-local-reads", "")
+	add(c.Watchers != d.Watchers, "-watchers", c.Watchers)
 	add(c.RaftTimeout != d.RaftTimeout, "-raft-timeout", c.RaftTimeout)
 	add(c.WriteTimeout != d.WriteTimeout, "-write-timeout", c.WriteTimeout)
 	add(c.SnapshotThreshold != d.SnapshotThreshold, "-snapshot-threshold", c.SnapshotThreshold)

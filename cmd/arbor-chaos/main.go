@@ -6,7 +6,10 @@
 // checks the history for linearizability key by key, and the runner
 // checks that every acknowledged write survived, that the replicas
 // converged to the same root ETag, and that push keys grew in commit
-// order. `make chaos` runs it; docs/CHAOS.md explains what it found.
+// order. Meanwhile stream watchers (internal/watch) keep resumable event
+// streams open from node to node, and every event they receive is held
+// against the history. `make chaos` runs it; docs/CHAOS.md explains what
+// it found.
 //
 // It is a test tool, kept out of the arbor binary: the product has no
 // switch that exists only for it.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/watch"
 	"github.com/arbordb/arbor/cmd/internal/history"
 )
 
@@ -38,6 +39,7 @@ func TestParseConfig(t *testing.T) {
 		{"-raft-timeout", "-1s"},
 		{"-clients", "0"},
 		{"-roaming", "12"},
+		{"-watchers", "-1"},
 		{"extra"},
 	} {
 		if _, err := parseConfig(bad, io.Discard); err == nil {
@@ -85,6 +87,49 @@ func TestRecheck(t *testing.T) {
 			_, err := os.Stat(filepath.Join(dir, "viz", "reg_g0_k0.html"))
 			if (c.code == exitFail) != (err == nil) {
 				t.Errorf("visualization: %v\n%s", err, out.String())
+			}
+		})
+	}
+}
+
+// TestRecheckJudgesStreams: a saved watchers.json next to the history is
+// judged too; a watcher that saw a value nobody wrote fails the run.
+func TestRecheckJudgesStreams(t *testing.T) {
+	ops := []history.Op{{ID: 0, Node: "n1", Key: "reg/g0/k0", Kind: history.Register, Type: history.Write, Value: `"a"`, Outcome: history.OK, Status: 200, Call: 10, Return: 20},
+		{ID: 1, Client: 1, Node: "n1", Key: "reg/g0/k0", Kind: history.Register, Type: history.Read, Out: `"a"`, Outcome: history.OK, Status: 200, Call: 30, Return: 40, Final: true}}
+	final := `{"reg":{"g0":{"k0":"a"}},"watch-end":"end"}`
+	for _, c := range []struct {
+		name  string
+		value string
+		code  int
+	}{
+		{"clean", `"a"`, exitPass},
+		{"phantom", `"b"`, exitFail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "history.jsonl")
+			if err := history.WriteFile(path, ops); err != nil {
+				t.Fatal(err)
+			}
+			f := watch.File{Final: final, Watchers: []watch.Record{{
+				Streams: []watch.Stream{{Node: "n1", How: "initial", Events: 2}},
+				Puts:    []watch.Put{{Index: 5, At: 1}},
+				Last:    16,
+				Keys:    map[string][]watch.Obs{"reg/g0/k0": {{Index: 12, Value: c.value}}, watch.MarkerKey: {{Index: 16, Value: `"end"`}}},
+				Copy:    final,
+			}}}
+			if err := watch.WriteFile(filepath.Join(dir, watchersFile), f); err != nil {
+				t.Fatal(err)
+			}
+			cfg := defaultConfig()
+			cfg.Check = path
+			var out strings.Builder
+			if code := recheck(cfg, &out); code != c.code {
+				t.Errorf("exit %d, want %d\n%s", code, c.code, out.String())
+			}
+			if !strings.Contains(out.String(), "streams: 1 watchers") || !strings.Contains(out.String(), "stream values were written") {
+				t.Errorf("no stream figures or checks in\n%s", out.String())
 			}
 		})
 	}

@@ -14,8 +14,9 @@ import (
 )
 
 // recheck judges a saved history again (arbor-chaos -check FILE): the
-// history-only checks and porcupine, with visualizations next to the
-// file. No cluster is started.
+// history-only checks, porcupine, with visualizations next to the file,
+// and the stream checks when the run's watchers.json is there too. No
+// cluster is started.
 func recheck(cfg config, out io.Writer) int {
 	ops, err := history.ReadFile(cfg.Check)
 	if err != nil {
@@ -46,6 +47,14 @@ func recheck(cfg config, out io.Writer) int {
 		Linear:  model.Check(ops, model.Options{Timeout: cfg.CheckTimeout, VizDir: filepath.Join(dir, "viz")}),
 		Checks:  historyChecks(ops, len(nodes)),
 	}
+	// The streams, if the run's watchers.json lies next to the history.
+	streams, err := loadWatchers(dir)
+	if err != nil {
+		fmt.Fprintln(out, "arbor-chaos:", err)
+		return exitSetup
+	}
+	figures, results := streamChecks(ops, streams)
+	sum.Streams, sum.Checks = figures, append(sum.Checks, results...)
 	sum.Write(out)
 	if sum.Pass() {
 		return exitPass

@@ -101,7 +101,12 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	// start.
 	rec := history.NewRecorder()
 	nem.Clock = func() time.Duration { return time.Duration(rec.Now()) }
-	fmt.Fprintf(out, "arbor-chaos: cluster ready in %s; workload and nemesis for %s\n", took.Round(time.Millisecond), cfg.Duration)
+	// The stream watchers run from before the first write until the
+	// final state is settled.
+	watchCtx, stopWatchers := context.WithCancel(ctx)
+	defer stopWatchers()
+	watchers := startWatchers(watchCtx, out, cfg, ccfg, ca, rec)
+	fmt.Fprintf(out, "arbor-chaos: cluster ready in %s; workload (%d clients), nemesis and %d stream watchers for %s\n", took.Round(time.Millisecond), cfg.Workload.Clients, cfg.Watchers, cfg.Duration)
 
 	wcfg := cfg.Workload
 	wcfg.Nodes = backend.Nodes()
@@ -126,6 +131,7 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	fmt.Fprintln(out, "arbor-chaos: quiescence: waiting for the replicas to converge")
 	extra = append(extra, checks.Converge(ctx, admin, backend.Nodes(), dir, cfg.RecoverTimeout))
 	workload.FinalReads(ctx, ccfg, rec, backend.Nodes(), wcfg.Clients)
+	streams := settleWatchers(ctx, out, watchers, admin, backend.Nodes(), dir, cfg.RecoverTimeout)
 
 	ops := rec.Ops()
 	saveRun(ctx, out, backend, dir, ops, sum.Events)
@@ -136,6 +142,9 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	sum.Ops = ops
 	sum.Linear = model.Check(ops, model.Options{Timeout: cfg.CheckTimeout, VizDir: filepath.Join(dir, "viz")})
 	sum.Checks = append(historyChecks(ops, len(backend.Nodes())), extra...)
+	var streamResults []checks.Result
+	sum.Streams, streamResults = streamChecks(ops, streams)
+	sum.Checks = append(sum.Checks, streamResults...)
 	return finish(out, dir, sum, cfg.Keep)
 }
 
@@ -158,6 +167,7 @@ func chooseBackend(ctx context.Context, cfg *config, dir string) (nemesis.Backen
 		WriteTimeout:      cfg.WriteTimeout,
 		SnapshotThreshold: cfg.SnapshotThreshold,
 		TrailingLogs:      cfg.TrailingLogs,
+		Extra:             streamNodeFlags(*cfg),
 	}
 	name := cfg.Backend
 	if name == "auto" {

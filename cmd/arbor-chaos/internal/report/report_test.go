@@ -9,6 +9,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
+	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/watch"
 	"github.com/arbordb/arbor/cmd/internal/checks"
 	"github.com/arbordb/arbor/cmd/internal/history"
 	"github.com/arbordb/arbor/cmd/internal/model"
@@ -62,6 +63,18 @@ func TestSummary(t *testing.T) {
 	for _, want := range []string{"seed:      9", "2 total", "1 indeterminate", "kill", "RESULT: PASS", "OK   something: fine"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "streams:") {
+		t.Errorf("stream figures without watchers:\n%s", out)
+	}
+	withStreams := pass
+	withStreams.Streams = &watch.Figures{Watchers: 3, Streams: 12, Reconnects: 9, Resumed: 6, Fresh: 2, Quiet: 1, Events: 4000, Ends: map[string]int{"rotated": 7, "eof": 2, "stopped": 3}, Delivered: 900, Coalesced: 4}
+	b.Reset()
+	withStreams.Write(&b)
+	for _, want := range []string{"streams: 3 watchers", "12 streams opened", "9 reconnects: 6 resumed from Last-Event-ID, 2 fresh puts", "eof 2, rotated 7, stopped 3", "900 delivered, 4 coalesced", "violations: 0"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("stream figures lack %q:\n%s", want, b.String())
 		}
 	}
 

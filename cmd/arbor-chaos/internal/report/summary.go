@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/nemesis"
+	"github.com/arbordb/arbor/cmd/arbor-chaos/internal/watch"
 	"github.com/arbordb/arbor/cmd/internal/checks"
 	"github.com/arbordb/arbor/cmd/internal/history"
 	"github.com/arbordb/arbor/cmd/internal/model"
@@ -29,7 +30,9 @@ type Summary struct {
 	Events   []nemesis.Event
 	Ops      []history.Op
 	Linear   []model.KeyResult
-	Checks   []checks.Result // besides linearizability
+	Checks   []checks.Result // besides linearizability (the stream checks too)
+	// Streams are the stream watchers' figures (nil: no watchers).
+	Streams *watch.Figures
 	// Setup is a problem that stopped the run before or during the
 	// workload (the checks then judge what was recorded).
 	Setup error
@@ -117,6 +120,7 @@ func (s Summary) Write(w io.Writer) {
 		}
 		writeGaps(w, "served by "+n, mine, s.Events)
 	}
+	writeStreams(w, s.Streams)
 
 	p("\nchecks\n")
 	p("%s", linearSummary(s.Linear))
