@@ -109,15 +109,28 @@ func probeH2Flood(t *testing.T, c *Cluster) {
 		k := startCanary(t, c)
 		k.waitStarted(t)
 		rss := sampleRSS(t, p.node)
+		snapBefore := lastSnapshots(c)
 		args := append([]string{"-n", "20000", "-c", "100", "-T", "90"}, p.args...)
 		r := runH2Load(t, 2*time.Minute, p.url, args...)
 		before, peak := rss.done()
 		k.finish(t, p.name, canaryP99, canaryWorst)
-		t.Logf("%s on %s: %d requests in %.2f s, %.0f req/s: %d succeeded, %d failed, %d errored, %d timed out; status codes %s; RSS %d → peak %d MB",
-			p.name, p.node.Name, r.total, r.seconds, r.reqPerSec, r.succeeded, r.failed, r.errored, r.timedOut, r.statuses, before, peak)
+		t.Logf("%s on %s: %d requests in %.2f s, %.0f req/s: %d succeeded, %d failed, %d errored, %d timed out; status codes %s; RSS %d → peak %d MB; last snapshot index per node %v → %v",
+			p.name, p.node.Name, r.total, r.seconds, r.reqPerSec, r.succeeded, r.failed, r.errored, r.timedOut, r.statuses, before, peak, snapBefore, lastSnapshots(c))
 		if r.total != 20000 || r.succeeded != r.total || !strings.HasPrefix(r.statuses, "20000 2xx") {
 			t.Errorf("%s: %d of %d requests succeeded (status codes %s)", p.name, r.succeeded, r.total, r.statuses)
 		}
 		healthy(t, c, p.name, term)
 	}
+}
+
+// lastSnapshots is each node's last snapshot index (0: none or no answer),
+// to show whether a probe's writes brought snapshots.
+func lastSnapshots(c *Cluster) []uint64 {
+	out := make([]uint64, len(c.Nodes))
+	for i, n := range c.Nodes {
+		if st, ok := n.Status(); ok && st.LastSnapshot != nil {
+			out[i] = st.LastSnapshot.Index
+		}
+	}
+	return out
 }
