@@ -118,7 +118,7 @@ func render(v *fsm.Node) string { return string(fsm.AppendJSON(nil, v, fsm.Rende
 // (when body is valid JSON; an invalid one goes as text, for the FSM to
 // refuse).
 func set(path string, body string) fsm.Command {
-	p, err := fsm.ParsePath(path)
+	p, err := fsm.SplitPath(path)
 	if err != nil {
 		panic(err)
 	}
@@ -160,7 +160,7 @@ func pushName(t *testing.T, a fsm.Answer) string {
 }
 
 func mustPath(s string) fsm.Path {
-	p, err := fsm.ParsePath(s)
+	p, err := fsm.SplitPath(s)
 	if err != nil {
 		panic(err)
 	}

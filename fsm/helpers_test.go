@@ -21,9 +21,9 @@ func (t *testFSM) apply(c Command) (Result, error) {
 
 func mustPath(tb testing.TB, s string) Path {
 	tb.Helper()
-	p, err := ParsePath(s)
+	p, err := SplitPath(s)
 	if err != nil {
-		tb.Fatalf("ParsePath(%q): %v", s, err)
+		tb.Fatalf("SplitPath(%q): %v", s, err)
 	}
 	return p
 }

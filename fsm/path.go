@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"net/url"
 	"strings"
 	"unicode/utf8"
 )
@@ -65,26 +64,13 @@ func ValidKey(k string) bool {
 	return true
 }
 
-// ParsePath parses the path part of a request URL in its escaped form (for
-// example "/users/jack%20b"), without the ".json" suffix. Empty segments are
-// dropped, each segment is percent-decoded as UTF-8 ('+' stays a plus), and
-// every key is validated. A final ".priority" segment is kept as is so the
-// caller can address a node's priority.
-func ParsePath(escaped string) (Path, error) {
-	var p Path
-	for _, seg := range strings.Split(escaped, "/") {
-		if seg == "" {
-			continue
-		}
-		key, err := url.PathUnescape(seg)
-		if err != nil {
-			return nil, Public(ErrInvalidPath, MsgInvalidToken)
-		}
-		if key == "" {
-			continue
-		}
-		p = append(p, key)
-	}
+// NewPath checks keys as a path from the root: at most MaxDepth keys (a
+// final ".priority", which addresses a node's priority, aside), each a
+// ValidKey of at most MaxKeyBytes. The REST grammar (percent-decoding the
+// URL, httpapi) turns a request's path into keys; this is the data model's
+// part.
+func NewPath(keys []string) (Path, error) {
+	p := Path(keys)
 	if len(p) > MaxDepth+1 {
 		return nil, Public(ErrInvalidPath, MsgPathTooLong)
 	}
@@ -107,6 +93,18 @@ func ParsePath(escaped string) (Path, error) {
 		return nil, Public(ErrInvalidPath, MsgPathTooLong)
 	}
 	return p, nil
+}
+
+// SplitPath is NewPath of the non-empty "/"-separated segments of s, taken
+// as they are: the path notation String renders ("/a/b"), not a URL.
+func SplitPath(s string) (Path, error) {
+	var keys []string
+	for _, k := range strings.Split(s, "/") {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return NewPath(keys)
 }
 
 // IsPriority reports whether p addresses a priority (its last key is ".priority").

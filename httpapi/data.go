@@ -55,7 +55,7 @@ func (s *Server) data(c *gin.Context) {
 	settings := isSettingsPath(trimmed)
 	var p fsm.Path
 	if !settings {
-		if p, err = fsm.ParsePath(trimmed); err != nil {
+		if p, err = parsePath(trimmed); err != nil {
 			s.writeError(c, err)
 			return
 		}

@@ -478,7 +478,7 @@ func TestStreamQueryBatch(t *testing.T) {
 		t.Fatalf("initial frame %q", got)
 	}
 	set := func(path, body string) []byte {
-		p, _ := fsm.ParsePath(path)
+		p, _ := fsm.SplitPath(path)
 		c := fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body)}
 		return c.Encode()
 	}
