@@ -697,8 +697,9 @@ func (d *k8sDeployment) checkSecurity(t *testing.T) {
 	}
 }
 
-// checkDisruption: voluntary evictions take one voter at a time, and the
-// scheduler spreads the voters over machines when it can.
+// checkDisruption: voluntary evictions take one voter at a time, no two
+// voters share a machine, and the scheduler spreads them over zones when
+// it can.
 func (d *k8sDeployment) checkDisruption(t *testing.T) {
 	pdb := d.pdbs[0]
 	if u := pdb.Spec.MaxUnavailable; u == nil || u.Type != intstr.Int || u.IntVal != 1 || pdb.Spec.MinAvailable != nil {
@@ -708,13 +709,27 @@ func (d *k8sDeployment) checkDisruption(t *testing.T) {
 		t.Error("the PodDisruptionBudget does not select the pods")
 	}
 	aa := d.pod.Affinity
-	if aa == nil || aa.PodAntiAffinity == nil || len(aa.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
-		t.Fatal("want preferred pod anti-affinity")
+	if aa == nil || aa.PodAntiAffinity == nil || len(aa.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0 {
+		t.Fatal("want required pod anti-affinity")
 	}
-	for _, w := range aa.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if !selects(t, w.PodAffinityTerm.LabelSelector, d.podLabels) || w.PodAffinityTerm.TopologyKey == "" {
-			t.Error("pod anti-affinity term does not select the pods or has no topology key")
+	byHost := false
+	for _, term := range aa.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		if !selects(t, term.LabelSelector, d.podLabels) {
+			t.Error("a pod anti-affinity term does not select the pods")
 		}
+		byHost = byHost || term.TopologyKey == "kubernetes.io/hostname"
+	}
+	if !byHost {
+		t.Error("want required pod anti-affinity on kubernetes.io/hostname")
+	}
+	byZone := false
+	for _, c := range d.pod.TopologySpreadConstraints {
+		if c.TopologyKey == "topology.kubernetes.io/zone" && selects(t, c.LabelSelector, d.podLabels) {
+			byZone = c.WhenUnsatisfiable == corev1.ScheduleAnyway
+		}
+	}
+	if !byZone {
+		t.Error("want a best-effort (ScheduleAnyway) spread of the pods over topology.kubernetes.io/zone")
 	}
 }
 

@@ -18,19 +18,48 @@ import (
 // clientFlags are the flags of every command that talks to a node
 // (SPEC §10): where, whom to trust, and the admin credential.
 type clientFlags struct {
-	addr    string
-	ca      string
-	auth    string
-	timeout time.Duration
+	addr     string
+	ca       string
+	auth     string
+	authFile string
+	timeout  time.Duration
 }
 
-// bind registers the flags; ARBOR_AUTH supplies --auth so the secret can
-// stay out of the process list.
+// bind registers the flags. The secret should stay off command lines (the
+// process list, shell history, `kubectl exec` audit logs): --auth-file
+// reads it from a file, and without --auth the environment's ARBOR_AUTH
+// or, inside an arbor pod, the node's own ARBOR_ADMIN_SECRET is used, so
+// `kubectl exec arbor-0 -- /arbor status` needs no secret at all.
 func (f *clientFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", "localhost:8443", "the node's HTTPS `address` (host:port or https://host:port)")
 	fs.StringVar(&f.ca, "ca", "", "PEM `file` of the CA (or self-signed certificate) to trust; default: the system roots")
-	fs.StringVar(&f.auth, "auth", os.Getenv("ARBOR_AUTH"), "admin `secret` (default $ARBOR_AUTH)")
+	fs.StringVar(&f.auth, "auth", "", "admin `secret` (default $ARBOR_AUTH, else the node's own $ARBOR_ADMIN_SECRET); prefer --auth-file")
+	fs.StringVar(&f.authFile, "auth-file", "", "`file` holding the admin secret (surrounding whitespace ignored)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for the node")
+}
+
+// secret is the admin credential the flags and environment give: --auth,
+// then --auth-file, then ARBOR_AUTH, then ARBOR_ADMIN_SECRET.
+func (f *clientFlags) secret(getenv func(string) string) (string, error) {
+	switch {
+	case f.auth != "" && f.authFile != "":
+		return "", errors.New("give --auth or --auth-file, not both")
+	case f.auth != "":
+		return f.auth, nil
+	case f.authFile != "":
+		b, err := os.ReadFile(f.authFile)
+		if err != nil {
+			return "", fmt.Errorf("--auth-file: %w", err)
+		}
+		secret := strings.TrimSpace(string(b))
+		if secret == "" {
+			return "", fmt.Errorf("--auth-file %s: the file is empty", f.authFile)
+		}
+		return secret, nil
+	case getenv("ARBOR_AUTH") != "":
+		return getenv("ARBOR_AUTH"), nil
+	}
+	return getenv("ARBOR_ADMIN_SECRET"), nil
 }
 
 // adminClient talks to one node's admin endpoints.
@@ -42,6 +71,10 @@ type adminClient struct {
 
 // client builds the HTTPS client the flags describe.
 func (f *clientFlags) client() (*adminClient, error) {
+	secret, err := f.secret(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if f.ca != "" {
 		pem, err := os.ReadFile(f.ca)
@@ -63,7 +96,7 @@ func (f *clientFlags) client() (*adminClient, error) {
 	}
 	return &adminClient{
 		base: strings.TrimSuffix(u.String(), "/"),
-		auth: f.auth,
+		auth: secret,
 		http: &http.Client{Timeout: f.timeout, Transport: &http.Transport{TLSClientConfig: tc}},
 	}, nil
 }
