@@ -228,8 +228,21 @@ func (t *tcpNetwork) dial(addr raft.ServerAddress, timeout time.Duration) (net.C
 	return t.dialContext(ctx, addr)
 }
 
+// Peers are on one LAN (or one cloud region): a connection is set up in
+// milliseconds, so a dial that takes longer is to an address nobody holds
+// any more. On Kubernetes a replaced pod's old IP vanishes while DNS still
+// names it for a moment, and a connect to it hangs until its timeout:
+// with the transport's 10 s, every replaced pod waited ~11 s to be caught
+// up and Ready (issue 18). Connect (with the name resolved again, as every
+// dial does) and the TLS handshake now each get a LAN-sized bound, and
+// Raft's next attempt resolves the name again.
+const (
+	peerConnectTimeout   = 500 * time.Millisecond
+	peerHandshakeTimeout = 2 * time.Second
+)
+
 func (t *tcpNetwork) dialContext(ctx context.Context, addr raft.ServerAddress) (net.Conn, error) {
-	var d net.Dialer
+	d := net.Dialer{Timeout: peerConnectTimeout}
 	c, err := d.DialContext(ctx, "tcp", string(addr))
 	if err != nil {
 		return nil, err
@@ -237,8 +250,10 @@ func (t *tcpNetwork) dialContext(ctx context.Context, addr raft.ServerAddress) (
 	if t.cliTLS == nil {
 		return c, nil
 	}
+	hctx, cancel := context.WithTimeout(ctx, peerHandshakeTimeout)
+	defer cancel()
 	tc := tls.Client(c, t.cliTLS)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	if err := tc.HandshakeContext(hctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
 	}

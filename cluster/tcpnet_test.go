@@ -253,3 +253,40 @@ func TestRaftReplicatesWithoutPipeline(t *testing.T) {
 		t.Fatalf("AppendEntries: %v, %+v", err, resp)
 	}
 }
+
+// TestDialGivesUpOnASilentPeer: a listener that accepts and never speaks
+// (as a stale address can) fails a Raft dial within the handshake bound,
+// not the transport's 10 s.
+func TestDialGivesUpOnASilentPeer(t *testing.T) {
+	ca := newTestCA(t)
+	nw, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0", TLS: ca.tls("n1")}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nw.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := silent.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	start := time.Now()
+	_, err = nw.(*tcpNetwork).dial(raft.ServerAddress(silent.Addr().String()), transportTimeout)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("a dial to a peer that never answers the handshake succeeded")
+	}
+	if took > peerHandshakeTimeout+time.Second {
+		t.Fatalf("the dial gave up after %s, want about %s", took, peerHandshakeTimeout)
+	}
+	select {
+	case c := <-accepted:
+		c.Close()
+	default:
+	}
+}
