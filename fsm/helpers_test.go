@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -39,7 +38,3 @@ func cmd(tb testing.TB, kind CommandKind, path, body string) Command {
 func render(n *Node) string { return string(AppendJSON(nil, n, RenderOptions{})) }
 
 func renderExport(n *Node) string { return string(AppendJSON(nil, n, RenderOptions{Export: true})) }
-
-func compact(s string) string {
-	return strings.Join(strings.Fields(s), "")
-}

@@ -37,7 +37,6 @@ func boolVal(b bool) val    { return val{k: vBool, b: b} }
 func numVal(f float64) val  { return val{k: vNum, n: f} }
 func strVal(s string) val   { return val{k: vStr, s: s} }
 func snapVal(s *snap) val   { return val{k: vSnap, sn: s} }
-func (v val) isNull() bool  { return v.k == vNull }
 func (v val) isValue() bool { return v.k <= vArr }
 
 // fromGo converts a JSON-decoded Go value (auth, query parameters) to a

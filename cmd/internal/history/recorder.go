@@ -21,11 +21,6 @@ func NewRecorder() *Recorder {
 	return &Recorder{start: time.Now()}
 }
 
-// Start is the recorder's time zero.
-func (r *Recorder) Start() time.Time {
-	return r.start
-}
-
 // Now is the time since the recorder started, in nanoseconds.
 func (r *Recorder) Now() int64 {
 	return time.Since(r.start).Nanoseconds()
