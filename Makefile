@@ -175,6 +175,17 @@ clean:
 # context (<release>/image/bin/image, as make image stages it). Everything
 # is removed after a success; after a failure bin/upgrade/run keeps each
 # variant's logs, history and linearizability drawing.
+# The run crosses every log-entry and snapshot format newer than the
+# reference (entry 3: chunked writes over 1 MiB; entry 4: security rules
+# and writes judged by them; snapshot 2: rules in the snapshot): while an
+# old member runs, PUT /.settings/rules.json is refused (503 "not ready"
+# from a new node) with nothing logged, a write over 1 MiB is one entry
+# every node reads back, snapshots stay format 1; once every member
+# advertises the new release, the rules are accepted and judge writes
+# through a follower, a large write is chunked, and a follower restarted
+# after a snapshot with the rules restores format 2. Only the new release
+# gets --snapshot-interval (the reference does not know it); both
+# binaries' `serve -h` must list every flag they are given.
 UPGRADE_FROM        ?= $(shell git rev-list --max-parents=0 HEAD 2>/dev/null | tail -n 1 | cut -c1-12)
 UPGRADE_DIR         := bin/upgrade
 UPGRADE_OLD_VERSION := 0.0.0-ref.$(UPGRADE_FROM)
@@ -185,7 +196,7 @@ UPGRADE_BUILD        = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X ma
 UPGRADE_FLAGS       ?=
 .PHONY: test-upgrade
 
-## test-upgrade: replace a three-node cluster of UPGRADE_FROM (the first commit) with this tree one node at a time under load (processes, and containers when Docker answers): linearizable, nothing acknowledged lost, write gaps < 2 s
+## test-upgrade: replace a three-node cluster of UPGRADE_FROM (the first commit) with this tree one node at a time under load (processes, and containers when Docker answers): linearizable, nothing acknowledged lost, write gaps < 2 s; crosses the newer formats (rules refused while an old member runs, then set and judging writes; chunked writes; snapshot format 2 restored)
 test-upgrade:
 	@git cat-file -e '$(UPGRADE_FROM)^{commit}' 2>/dev/null || { \
 		echo "test-upgrade: the reference commit $(UPGRADE_FROM) is not in this clone; fetch the history (git fetch --unshallow)" >&2; exit 1; }

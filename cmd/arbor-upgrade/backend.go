@@ -28,11 +28,14 @@ type backend interface {
 	addrs() map[string]string
 	// caFile is the CA the nodes' certificates chain to.
 	caFile() string
+	// dataDir is node's data directory on this machine (a container's
+	// is bind-mounted), where its snapshots can be read.
+	dataDir(node string) string
 	// stop sends SIGTERM to node and waits for it to exit; an exit other
 	// than 0 within stopWait is an error.
 	stop(ctx context.Context, node string) error
 	// startNew starts node on the new release with the same flags, id
-	// and data.
+	// and data, plus newReleaseFlags.
 	startNew(ctx context.Context, node string) error
 	// release asks the binary the running node was started from for its
 	// release (`arbor version`).

@@ -38,7 +38,8 @@ func (c adminClient) do(ctx context.Context, node, method, path, body string) (i
 }
 
 // nodeStatus is the part of /status the test reads; every field exists in
-// the reference release too, except the release and commit.
+// the reference release too, except the release and commit, the last log
+// index, the last snapshot and the Raft figures (read on new nodes only).
 type nodeStatus struct {
 	NodeID       string   `json:"node_id"`
 	Role         string   `json:"role"`
@@ -46,10 +47,18 @@ type nodeStatus struct {
 	Term         uint64   `json:"term"`
 	CommitIndex  uint64   `json:"commit_index"`
 	AppliedIndex uint64   `json:"applied_index"`
+	LastLogIndex uint64   `json:"last_log_index"`
 	Ready        bool     `json:"ready"`
 	Health       string   `json:"health"`
 	Versions     versions `json:"versions"`
 	Members      []member `json:"members"`
+	// LastSnapshot is the newest snapshot this node knows of (nil: none).
+	LastSnapshot *struct {
+		Index uint64 `json:"index"`
+	} `json:"last_snapshot"`
+	// Raft holds raft.Stats figures, e.g. last_snapshot_index: the
+	// snapshot restored at start-up until a newer one is taken.
+	Raft map[string]string `json:"raft"`
 }
 
 type member struct {

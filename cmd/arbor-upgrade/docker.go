@@ -38,8 +38,9 @@ type containers struct {
 	user  string         // uid:gid the nodes run as
 }
 
-func (d *containers) name() string   { return "docker" }
-func (d *containers) caFile() string { return filepath.Join(d.dir, "pki", "ca.pem") }
+func (d *containers) name() string             { return "docker" }
+func (d *containers) caFile() string           { return filepath.Join(d.dir, "pki", "ca.pem") }
+func (d *containers) dataDir(id string) string { return filepath.Join(d.dir, "nodes", id) }
 
 func (d *containers) container(id string) string { return "arbor-upgrade-" + d.runID + "-" + id }
 func (d *containers) network() string            { return "arbor-upgrade-" + d.runID }
@@ -130,15 +131,19 @@ func (d *containers) setup(ctx context.Context) error {
 		return err
 	}
 	for _, id := range nodes {
-		if err := d.run(ctx, id, d.oldImage); err != nil {
+		if err := d.run(ctx, id, false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// run starts node's container from image.
-func (d *containers) run(ctx context.Context, id, image string) error {
+// run starts node's container from the new or the old image.
+func (d *containers) run(ctx context.Context, id string, newRelease bool) error {
+	image := d.oldImage
+	if newRelease {
+		image = d.newImage
+	}
 	var join []string
 	for _, other := range nodes {
 		if other != id {
@@ -158,12 +163,13 @@ func (d *containers) run(ctx context.Context, id, image string) error {
 		"--read-only",
 		"--stop-timeout", strconv.Itoa(int(stopWait / time.Second)),
 		"-p", "127.0.0.1:" + strconv.Itoa(port) + ":8443",
-		"-v", filepath.Join(d.dir, "nodes", id) + ":/data",
+		"-v", d.dataDir(id) + ":/data",
 		"-v", filepath.Join(d.dir, "pki") + ":/certs:ro",
 		image,
 	}
-	args = append(args, serveFlags(id, "/data", "/certs", join, d.secret)...)
-	args = append(args, "--http-addr", ":8443", "--raft-addr", ":8300", "--gossip-addr", ":8301", "--advertise-host", id)
+	serve := append(serveFlags(id, "/data", "/certs", join, d.secret),
+		"--http-addr", ":8443", "--raft-addr", ":8300", "--gossip-addr", ":8301", "--advertise-host", id)
+	args = append(args, releaseArgs(serve, newRelease)...)
 	_, err := docker(ctx, args...)
 	return err
 }
@@ -203,7 +209,7 @@ func (d *containers) saveLog(ctx context.Context, id string) {
 }
 
 func (d *containers) startNew(ctx context.Context, id string) error {
-	return d.run(ctx, id, d.newImage)
+	return d.run(ctx, id, true)
 }
 
 // release runs `arbor version` inside the running container: the binary

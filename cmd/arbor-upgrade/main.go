@@ -7,9 +7,24 @@
 // is linearizable, that no acknowledged write was lost on any node, that
 // every node runs the new release, and that no step left writes
 // unacknowledged for -max-gap or longer; it prints each step's write
-// unavailability and latency. The process variant always runs; the
-// container variant too when both images are given and Docker answers.
-// `make test-upgrade` builds the two releases and runs it.
+// unavailability and latency.
+//
+// It also crosses the log-entry and snapshot formats that appeared after
+// the reference (formats.go): while a member runs the old release, the
+// rules entry is refused with the documented 503 and nothing is logged, a
+// write over 1 MiB travels as one entry every node reads back, and
+// snapshots stay in format 1; each upgraded node restores the old
+// release's snapshot; once every member advertises the new release, the
+// rules are accepted, read back everywhere and judge writes through a
+// follower, a large write is chunked (counted in the quiet leader's log),
+// and a follower restarted after a snapshot with the rules restores
+// snapshot format 2. Only the new release gets the snapshot flags that
+// trigger those snapshots; both binaries' `serve -h` must list every flag
+// they are given.
+//
+// The process variant always runs; the container variant too when both
+// images are given and Docker answers. `make test-upgrade` builds the two
+// releases and runs it.
 package main
 
 import (
@@ -55,6 +70,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	rel, err := binaryReleases(ctx, o)
 	if err != nil {
+		return err
+	}
+	if err := checkReleaseFlags(ctx, o); err != nil {
 		return err
 	}
 	variants := []string{"process"}

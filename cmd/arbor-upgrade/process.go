@@ -27,7 +27,7 @@ type processes struct {
 }
 
 type proc struct {
-	args  []string // after the binary
+	args  []string // after the binary, without newReleaseFlags
 	http  int
 	bin   string // the binary of the current process
 	cmd   *exec.Cmd
@@ -35,8 +35,9 @@ type proc struct {
 	state *os.ProcessState
 }
 
-func (p *processes) name() string   { return "process" }
-func (p *processes) caFile() string { return filepath.Join(p.dir, "pki", "ca.pem") }
+func (p *processes) name() string             { return "process" }
+func (p *processes) caFile() string           { return filepath.Join(p.dir, "pki", "ca.pem") }
+func (p *processes) dataDir(id string) string { return filepath.Join(p.dir, "nodes", id) }
 
 func (p *processes) addrs() map[string]string {
 	p.mu.Lock()
@@ -70,7 +71,7 @@ func (p *processes) setup(ctx context.Context) error {
 				join = append(join, "127.0.0.1:"+strconv.Itoa(ports[3*j+2]))
 			}
 		}
-		args := append(serveFlags(id, filepath.Join(p.dir, "nodes", id), pki, join, p.secret),
+		args := append(serveFlags(id, p.dataDir(id), pki, join, p.secret),
 			"--http-addr", "127.0.0.1:"+strconv.Itoa(ports[3*i]),
 			"--raft-addr", "127.0.0.1:"+strconv.Itoa(ports[3*i+1]),
 			"--gossip-addr", "127.0.0.1:"+strconv.Itoa(ports[3*i+2]))
@@ -78,15 +79,20 @@ func (p *processes) setup(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	for _, id := range nodes {
-		if err := p.start(id, p.oldBin); err != nil {
+		if err := p.start(id, false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// start starts node's process from bin, its output appended to its log.
-func (p *processes) start(id, bin string) error {
+// start starts node's process from the new or the old binary, its output
+// appended to its log.
+func (p *processes) start(id string, newRelease bool) error {
+	bin := p.oldBin
+	if newRelease {
+		bin = p.newBin
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := p.procs[id]
@@ -99,7 +105,7 @@ func (p *processes) start(id, bin string) error {
 	}
 	fmt.Fprintf(logf, "=== arbor-upgrade: starting %s from %s at %s\n", id, bin, time.Now().UTC().Format(time.RFC3339Nano))
 	// Not bound to a context: the node lives until stop or cleanup.
-	cmd := exec.Command(bin, n.args...)
+	cmd := exec.Command(bin, releaseArgs(n.args, newRelease)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = procAttr()
 	// The caller's ARBOR_* variables would change the nodes' flags.
@@ -160,7 +166,7 @@ func (p *processes) stop(ctx context.Context, id string) error {
 	return nil
 }
 
-func (p *processes) startNew(_ context.Context, id string) error { return p.start(id, p.newBin) }
+func (p *processes) startNew(_ context.Context, id string) error { return p.start(id, true) }
 
 // release runs `version` of the running process's own executable
 // (/proc/<pid>/exe on Linux), so it reports what really runs.

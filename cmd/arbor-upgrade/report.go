@@ -26,6 +26,9 @@ func (r *result) print(w io.Writer, o options) {
 	tw.Flush()
 	fmt.Fprintf(w, "(stop: SIGTERM → exit 0; ready: new release started → /readyz 200; healthy: SIGTERM → all ready, 3 alive voters, caught up;\n"+
 		" longest gap: the longest time in the step with no write acknowledged; p50/p99/max: latency of acknowledged writes)\n")
+	if r.Overall.LongestGap > 0 {
+		fmt.Fprintf(w, "the whole run's longest gap began at %.1fs on the load's clock\n", r.Overall.GapAt.Seconds())
+	}
 	fmt.Fprintf(w, "operations: %d (%d reads)\n", r.Ops, r.Reads)
 	for _, c := range r.Checks {
 		fmt.Fprint(w, c.String())
@@ -45,18 +48,57 @@ func (r *result) print(w io.Writer, o options) {
 		fmt.Fprintf(w, "%s linearizability (porcupine, per key): %d keys, %d operations checked, %d keys not linearizable or undecided\n",
 			verdict, len(r.Linear), checked, bad)
 	}
+	r.printFormats(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	if len(r.Failures) == 0 {
-		fmt.Fprintf(w, "PASS %s: every node on %s, history linearizable, no acknowledged write lost, longest write gap per step %s (limit %s)\n",
-			r.Variant, r.Releases.New, ms(r.longestStepGap()), o.MaxGap)
+		passed, skipped := r.formatCounts()
+		fmt.Fprintf(w, "PASS %s: every node on %s, history linearizable, no acknowledged write lost, longest write gap per step %s (limit %s), %d format checks passed (%d skipped)\n",
+			r.Variant, r.Releases.New, ms(r.longestStepGap()), o.MaxGap, passed, skipped)
 		return
 	}
 	fmt.Fprintf(w, "FAIL %s (files kept in %s):\n", r.Variant, r.Dir)
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  - %s\n", f)
 	}
+}
+
+// printFormats writes the format checks (formats.go), in the order they
+// ran, grouped by phase.
+func (r *result) printFormats(w io.Writer) {
+	if len(r.Formats) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "crossing the formats newer than the reference (entry 3: chunks, 4: rules and judged writes; snapshot 2: rules; times on the load's clock):")
+	phase := ""
+	for _, c := range r.Formats {
+		if c.Phase != phase {
+			phase = c.Phase
+			fmt.Fprintf(w, "  %s\n", phase)
+		}
+		verdict := "OK  "
+		switch {
+		case !c.OK:
+			verdict = "FAIL"
+		case c.Skipped:
+			verdict = "SKIP"
+		}
+		fmt.Fprintf(w, "    %s %6.1fs %s: %s\n", verdict, c.At.Seconds(), c.What, c.Detail)
+	}
+}
+
+// formatCounts counts the format checks that passed and those skipped.
+func (r *result) formatCounts() (passed, skipped int) {
+	for _, c := range r.Formats {
+		switch {
+		case c.Skipped:
+			skipped++
+		case c.OK:
+			passed++
+		}
+	}
+	return passed, skipped
 }
 
 // longestStepGap is the worst step's write gap.

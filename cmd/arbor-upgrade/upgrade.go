@@ -47,6 +47,10 @@ type step struct {
 	Stop, Ready, Healthy time.Duration
 	Window               window
 	Writes               writeStats
+	// Snapshot is the newest snapshot the old release left in the data
+	// directory, SnapshotErr why there is none.
+	Snapshot    snapFile
+	SnapshotErr error
 }
 
 // result is everything one variant found.
@@ -60,10 +64,15 @@ type result struct {
 	Ops, Reads        int
 	// Linear is porcupine's verdict per key; Checks the chaos runner's
 	// other checks of the history and the replicas.
-	Linear   []model.KeyResult
-	Checks   []checks.Result
+	Linear []model.KeyResult
+	Checks []checks.Result
+	// Formats are the checks of crossing the new entry and snapshot
+	// formats (formats.go).
+	Formats  []formatCheck
 	Notes    []string
 	Failures []string
+	// clock is the load's clock, once it runs.
+	clock func() time.Duration
 }
 
 func (r *result) fail(format string, args ...any) {
@@ -118,6 +127,7 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 	wcfg.Registers = o.Registers
 	wcfg.Nodes, wcfg.Client, wcfg.Seed = nodes, ccfg, uint64(time.Now().UnixNano())
 	l := startLoad(ctx, wcfg)
+	r.clock = func() time.Duration { return time.Duration(l.since()) }
 	finished := false
 	var ops []history.Op
 	finish := func() {
@@ -140,6 +150,7 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 	baseline := window{0, l.since()}
 
 	remaining := []string{"n3", "n2", "n1"}
+	var upgraded []string
 	for len(remaining) > 0 {
 		id := nextNode(remaining, leader)
 		remaining = slices.DeleteFunc(remaining, func(s string) bool { return s == id })
@@ -150,23 +161,38 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 			return r
 		}
 		leader = newLeader
+		upgraded = append(upgraded, id)
+		r.checkRestoredOld(ctx, admin, s)
 		// Let the mixed-version cluster carry the load a while before
 		// the next step, as an operator checking it would.
 		if err := pause(ctx, o.Dwell); err != nil {
 			r.fail("%v", err)
 			return r
 		}
+		if len(remaining) > 0 {
+			r.checkGated(ctx, o, b, admin, upgraded, remaining, leader)
+		}
 	}
+	// Every node on the new release: the new kinds are allowed now.
+	rulesSet := r.checkUpgraded(ctx, o, admin, leader)
 	if err := pause(ctx, o.Settle); err != nil {
 		r.fail("%v", err)
 		return r
 	}
 	finish()
 
-	// Quiet now: wait until every node has applied everything, then read
+	// Quiet now: wait until every node has applied everything, then
+	// cross the formats where the log's growth can be counted, then read
 	// every key from every node (recorded, and judged with the rest).
-	if _, err := waitHealthy(ctx, admin, o.StepTimeout); err != nil {
+	leader, err = waitHealthy(ctx, admin, o.StepTimeout)
+	if err != nil {
 		r.fail("after the upgrade: %v", err)
+	} else if rulesSet {
+		via := follower(leader)
+		r.checkChunked(ctx, o, admin, leader, via)
+		r.checkRestartV2(ctx, o, b, admin, leader, via)
+	} else {
+		r.skipped(phaseQuiet, "chunked write, snapshot format 2 restart", "the rules were not set")
 	}
 	r.check(ctx, o, b, admin, l, ccfg, baseline)
 	return r
@@ -196,6 +222,7 @@ func replace(ctx context.Context, o options, b backend, admin adminClient, l *lo
 		return s, "", err
 	}
 	s.Stop = time.Since(t0)
+	s.Snapshot, s.SnapshotErr = newestSnapshot(b.dataDir(id))
 	t1 := time.Now()
 	if err := b.startNew(ctx, id); err != nil {
 		s.Window.To = l.since()
