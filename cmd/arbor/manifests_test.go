@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/arbordb/arbor/cluster"
 )
 
 // The deployment files are configuration for this binary, so they are
@@ -973,5 +975,51 @@ func TestComposeCluster(t *testing.T) {
 				t.Errorf("user %q: the default must not be root", s.User)
 			}
 		})
+	}
+}
+
+// TestRecoveryPodManifest: deploy/recovery/recover-pod.yaml runs `arbor
+// recover` with flags it parses, on the volume it mounts at the data
+// directory, as the StatefulSet's user, without a terminal.
+func TestRecoveryPodManifest(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/recovery/recover-pod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(data, &pod); err != nil {
+		t.Fatalf("recover-pod.yaml: %v", err)
+	}
+	if len(pod.Spec.Containers) != 1 || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Fatal("want one container, never restarted")
+	}
+	c := pod.Spec.Containers[0]
+	if len(c.Args) == 0 || c.Args[0] != "recover" {
+		t.Fatalf("args %v: want the recover command", c.Args)
+	}
+	flags := map[string]string{}
+	for _, a := range c.Args[1:] {
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		flags[name] = value
+	}
+	if _, ok := flags[strings.TrimPrefix(recoverAckFlag, "--")]; !ok {
+		t.Error("no acknowledging flag: without a terminal, arbor recover refuses")
+	}
+	if _, err := cluster.ParseVoters(flags["voters"]); err != nil || flags["node-id"] == "" {
+		t.Errorf("--voters %q (%v), --node-id %q", flags["voters"], err, flags["node-id"])
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Spec.Volumes {
+			if v.Name == m.Name && v.PersistentVolumeClaim != nil && strings.HasPrefix(v.PersistentVolumeClaim.ClaimName, "data-arbor-") {
+				mounted = mounted || m.MountPath == flags["data-dir"]
+			}
+		}
+	}
+	if !mounted {
+		t.Error("the node's claim (data-arbor-N) is not mounted at --data-dir")
+	}
+	if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 65532 || sc.FSGroup == nil || *sc.FSGroup != 65532 {
+		t.Error("want the StatefulSet's user and group (65532), which own the volume's files")
 	}
 }
