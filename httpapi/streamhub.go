@@ -91,6 +91,9 @@ type hub struct {
 	count  int
 	closed bool
 	recent history // for resumes (streamresume.go)
+	// detached are the HTTP/1.1 streams on connections of their own
+	// (streamconn.go).
+	detached detachedStreams
 }
 
 // subscribeSince registers a stream at path and returns the recent events
