@@ -42,8 +42,11 @@ type Config struct {
 	// Join lists peers' gossip addresses. They are tried (DNS names
 	// resolved again on every attempt) until one answers.
 	Join []string
-	// GossipKey encrypts gossip (AES-256, 32 bytes); nil sends it in clear.
-	GossipKey []byte
+	// GossipKeys encrypt gossip (AES-256, 32 bytes each); none sends it in
+	// clear. The first encrypts what this node sends; every one of them is
+	// tried on what it receives, so a key can be rotated without splitting
+	// gossip (SetGossipKeys, and docs/OPERATIONS.md).
+	GossipKeys [][]byte
 	// TLS secures Raft and forwarding with mutual TLS; nil is plain TCP.
 	TLS *TLSConfig
 	// InsecureCluster allows discovery without TLS and a gossip key.
@@ -117,15 +120,22 @@ type Timing struct {
 
 // TLSConfig secures the traffic between nodes (Raft and forwarding) with
 // mutual TLS: each side presents its certificate and accepts the other's
-// only if RootCAs signed it. Host names are not checked: peers are dialled
-// at their Raft address, which certificates need not name, and a
-// certificate from the cluster's private CA is what makes a member.
+// only if one of the Roots signed it. Host names are not checked: peers
+// are dialled at their Raft address, which certificates need not name, and
+// a certificate from the cluster's private CA is what makes a member.
 type TLSConfig struct {
-	// RootCAs holds the CA (or CAs) that sign every node's certificate.
-	RootCAs *x509.CertPool
+	// Roots returns the CA (or CAs) that sign every node's certificate.
+	// It is called at every handshake, on both sides, so a CA bundle
+	// rotated on disk is trusted (and a dropped CA refused) at once.
+	Roots func() *x509.CertPool
 	// Certificate returns this node's current certificate. It is called at
 	// every handshake, so a certificate rotated on disk is used at once.
 	Certificate func() (*tls.Certificate, error)
+}
+
+// StaticRoots is a TLSConfig.Roots that always returns pool.
+func StaticRoots(pool *x509.CertPool) func() *x509.CertPool {
+	return func() *x509.CertPool { return pool }
 }
 
 // DefaultRaftTimeout is the failure detector's default (Timing.RaftTimeout):
@@ -320,15 +330,15 @@ func (c Config) validateCluster() error {
 		if _, _, err := net.SplitHostPort(c.GossipAddr); err != nil {
 			return fmt.Errorf("gossip address %q: %w", c.GossipAddr, err)
 		}
-		if !c.InsecureCluster && (c.TLS == nil || len(c.GossipKey) == 0) {
+		if !c.InsecureCluster && (c.TLS == nil || len(c.GossipKeys) == 0) {
 			return errors.New("a multi-node cluster needs mutual TLS and a gossip key (or InsecureCluster)")
 		}
 	}
-	if n := len(c.GossipKey); n != 0 && n != 32 {
-		return fmt.Errorf("gossip key is %d bytes, want 32", n)
+	if err := validateGossipKeys(c.GossipKeys); err != nil {
+		return err
 	}
-	if c.TLS != nil && (c.TLS.RootCAs == nil || c.TLS.Certificate == nil) {
-		return errors.New("TLS needs both RootCAs and Certificate")
+	if c.TLS != nil && (c.TLS.Roots == nil || c.TLS.Certificate == nil) {
+		return errors.New("TLS needs both Roots and Certificate")
 	}
 	if c.ReapAfter < 0 {
 		return fmt.Errorf("reap-after %s is negative", c.ReapAfter)

@@ -25,6 +25,8 @@ type gossip struct {
 	self   string
 	join   []string
 	retry  time.Duration
+	// keys is memberlist's keyring (nil: gossip in clear).
+	keys *gossipKeyring
 
 	mu    sync.Mutex
 	meta  []byte
@@ -61,7 +63,7 @@ func newGossip(cfg Config, meta nodeMeta, logger *slog.Logger, notify func()) (d
 		return nil, fmt.Errorf("gossip: start on %s: %w", cfg.GossipAddr, err)
 	}
 	local := g.ml.LocalNode()
-	g.log.Info("gossip started", "addr", local.Address(), "encrypted", len(cfg.GossipKey) > 0)
+	g.log.Info("gossip started", "addr", local.Address(), "encrypted", g.keys != nil, "keys", len(cfg.GossipKeys))
 	g.wg.Add(1)
 	go g.joinLoop()
 	return g, nil
@@ -94,8 +96,11 @@ func (g *gossip) memberlistConfig(cfg Config) (*memberlist.Config, error) {
 		}
 		mc.AdvertiseAddr = ip
 	}
-	if len(cfg.GossipKey) > 0 {
-		mc.SecretKey = cfg.GossipKey
+	if len(cfg.GossipKeys) > 0 {
+		if g.keys, err = newGossipKeyring(cfg.GossipKeys); err != nil {
+			return nil, err
+		}
+		mc.Keyring = g.keys.ring
 		mc.GossipVerifyIncoming, mc.GossipVerifyOutgoing = true, true
 	}
 	t := cfg.Timing

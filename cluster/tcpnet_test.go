@@ -78,7 +78,7 @@ func (ca *testCA) tls(name string) *TLSConfig {
 		ca.t.Fatal(err)
 	}
 	cert := &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	return &TLSConfig{RootCAs: ca.pool, Certificate: func() (*tls.Certificate, error) { return cert, nil }}
+	return &TLSConfig{Roots: StaticRoots(ca.pool), Certificate: func() (*tls.Certificate, error) { return cert, nil }}
 }
 
 // TestTCPClusterMutualTLS runs the production wiring in-process: three
@@ -99,7 +99,7 @@ func TestTCPClusterMutualTLS(t *testing.T) {
 			RaftAddr:        "127.0.0.1:0",
 			GossipAddr:      "127.0.0.1:0",
 			Join:            join,
-			GossipKey:       key,
+			GossipKeys:      [][]byte{key},
 			TLS:             ca.tls(id),
 			BootstrapExpect: 3,
 			WriteTimeout:    3 * time.Second,

@@ -95,18 +95,21 @@ func (r *certReloader) refresh() {
 	r.logLoaded("TLS certificate reloaded", cert)
 }
 
-// statPair stamps both files; a missing file is a stamp of its own.
+// statPair stamps both files.
 func (r *certReloader) statPair() pairStamp {
-	var p pairStamp
-	for i, name := range []string{r.certFile, r.keyFile} {
-		fi, err := os.Stat(name)
-		if err != nil {
-			p[i].missing = true
-			continue
-		}
-		p[i] = fileStamp{modTime: fi.ModTime().UnixNano(), size: fi.Size()}
+	return pairStamp{statFile(r.certFile), statFile(r.keyFile)}
+}
+
+// statFile stamps one file; a missing (or unreadable) file is a stamp of
+// its own. os.Stat follows symbolic links, so a Kubernetes Secret volume,
+// whose files are links swapped to a new directory on every update, is
+// seen to change.
+func statFile(name string) fileStamp {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return fileStamp{missing: true}
 	}
-	return p
+	return fileStamp{modTime: fi.ModTime().UnixNano(), size: fi.Size()}
 }
 
 func (r *certReloader) logLoaded(msg string, cert *tls.Certificate) {

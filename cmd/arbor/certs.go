@@ -1,97 +1,149 @@
 package main
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/pem"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
-// Lifetimes of what `arbor certs init` issues.
+// Lifetimes of what `arbor certs` issues.
 const (
 	caValidity   = 10 * 365 * 24 * time.Hour
 	hostValidity = 825 * 24 * time.Hour // the longest that browsers and Go clients accept
 )
 
-// hostName matches what certs init accepts as a host: a DNS name or an IP
-// address (checked separately); it also becomes a file name.
+// hostName matches what certs accepts as a host or an extra name: a DNS
+// name or an IP address (checked separately); a host also becomes a file
+// name.
 var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
-// runCerts is `arbor certs init --dir D --hosts h1,h2,…`: a private CA,
-// one certificate per host (for HTTPS and for mutual TLS between nodes)
-// and a gossip key, laid out as the serve flags expect them:
-//
-//	--tls-ca D/ca.pem --tls-cert D/<host>.pem --tls-key D/<host>-key.pem --gossip-key D/gossip.key
+// certsUsage lists the certs subcommands.
+const certsUsage = `Usage:
+  arbor certs init --dir D --hosts h1,h2,h3 [--dns name]...  a CA, one certificate per host, a gossip key
+  arbor certs renew --dir D [--hosts h1,h2] [--dns name]...   new node certificates from the CA, same names
+  arbor certs rotate-ca --dir D [--drop-old]                  a new CA trusted beside the old one; later, drop the old
+  arbor certs gossip-key --dir D [--promote | --drop-old]     add a gossip key; make it the one in use; drop the old
+
+Every command prints what it wrote and what to roll out next; rotations
+are described in docs/OPERATIONS.md. "arbor certs <command> -h" lists its flags.
+`
+
+// runCerts dispatches `arbor certs <command>`.
+func runCerts(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, certsUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "init":
+		return runCertsInit(args[1:], stdout, stderr)
+	case "renew":
+		return runCertsRenew(args[1:], stdout, stderr)
+	case "rotate-ca":
+		return runCertsRotateCA(args[1:], stdout, stderr)
+	case "gossip-key":
+		return runCertsGossipKey(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, certsUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "arbor certs: unknown command %q\n\n%s", args[0], certsUsage)
+	return exitUsage
+}
+
+// certsFlags are the flags the certs commands share.
+type certsFlags struct {
+	dir   string
+	hosts commaList
+	dns   commaList
+}
+
+// newCertsFlagSet makes the flag set of `arbor certs <name>` with --dir,
+// and --hosts and --dns when withNames.
+func newCertsFlagSet(name, usage string, f *certsFlags, withNames bool, stderr io.Writer) *flag.FlagSet {
+	fset := flag.NewFlagSet("arbor certs "+name, flag.ContinueOnError)
+	fset.StringVar(&f.dir, "dir", "", "certificate `directory` (created by init, mode 0700)")
+	if withNames {
+		fset.Var(&f.hosts, "hosts", "comma-separated host `names` or IPs the nodes are reached at (their --advertise-host); one certificate each")
+		fset.Var(&f.dns, "dns", "an extra `name` (DNS name or IP) every node certificate is also valid for, such as the client Service's arbor.<namespace>.svc; repeatable or comma-separated")
+	}
+	fset.Usage = func() {
+		fmt.Fprint(stderr, usage, "\nFlags:\n")
+		fset.PrintDefaults()
+	}
+	return fset
+}
+
+// parseCertsFlags parses args and checks --dir and the names; the bool
+// is false when the command must stop with code.
+func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io.Writer) (int, bool) {
+	pos, code, ok := parseToolFlags(fset, args, stderr)
+	if !ok {
+		return code, false
+	}
+	if len(pos) > 0 || f.dir == "" {
+		fset.Usage()
+		return exitUsage, false
+	}
+	for _, list := range []struct {
+		flag  string
+		names []string
+	}{{"--hosts", f.hosts}, {"--dns", f.dns}} {
+		for _, h := range list.names {
+			if net.ParseIP(h) == nil && !hostName.MatchString(h) {
+				fmt.Fprintf(stderr, "%s: %s: %q is not a host name or IP address\n", fset.Name(), list.flag, h)
+				return exitUsage, false
+			}
+		}
+	}
+	return 0, true
+}
+
+// runCertsInit is `arbor certs init --dir D --hosts h1,h2,…`: a private
+// CA, one certificate per host (for HTTPS and for mutual TLS between
+// nodes) and a gossip key, laid out as the serve flags expect them (see
+// certsdir.go). Without hosts it writes the CA and the key alone.
 //
 // Run again with more hosts, it reuses the CA (D/ca-key.pem) and the
 // gossip key and leaves existing certificates alone, so a node can be
 // added later.
-func runCerts(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "init" {
-		fmt.Fprint(stderr, "Usage: arbor certs init --dir D --hosts h1,h2,h3\n")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			return exitOK
-		}
-		return exitUsage
-	}
-	fset := flag.NewFlagSet("arbor certs init", flag.ContinueOnError)
-	dir := fset.String("dir", "", "`directory` to write the files to (created, mode 0700)")
-	var hosts commaList
-	fset.Var(&hosts, "hosts", "comma-separated host `names` or IPs the nodes are reached at (their --advertise-host); one certificate each")
-	fset.Usage = func() {
-		fmt.Fprint(stderr, "Usage: arbor certs init --dir D --hosts h1,h2,h3\n\nWrites D/ca.pem, D/ca-key.pem, D/<host>.pem and D/<host>-key.pem per host, and D/gossip.key.\nEach host certificate is valid for the host and for localhost, 127.0.0.1 and ::1.\n\nFlags:\n")
-		fset.PrintDefaults()
-	}
-	pos, code, ok := parseToolFlags(fset, args[1:], stderr)
-	if !ok {
+func runCertsInit(args []string, stdout, stderr io.Writer) int {
+	var f certsFlags
+	fset := newCertsFlagSet("init", "Usage: arbor certs init --dir D --hosts h1,h2,h3 [--dns name]...\n\n"+
+		"Writes D/ca.pem, D/ca-key.pem, D/<host>.pem and D/<host>-key.pem per host, and D/gossip.key;\n"+
+		"without --hosts, only the CA and the gossip key (for a CA that cert-manager or another tool uses).\n"+
+		"Each host certificate is valid for the host, for localhost, 127.0.0.1 and ::1, and for the --dns names.\n", &f, true, stderr)
+	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
 		return code
 	}
-	if len(pos) > 0 || *dir == "" || len(hosts) == 0 {
-		fset.Usage()
-		return exitUsage
-	}
-	for _, h := range hosts {
-		if net.ParseIP(h) == nil && !hostName.MatchString(h) {
-			fmt.Fprintf(stderr, "arbor certs init: --hosts: %q is not a host name or IP address\n", h)
-			return exitUsage
-		}
-	}
-	if err := certsInit(*dir, hosts, time.Now(), stdout); err != nil {
+	if err := certsInit(f.dir, f.hosts, f.dns, time.Now(), stdout); err != nil {
 		fmt.Fprintf(stderr, "arbor certs init: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
 }
 
-// certsInit writes the files; see runCerts.
-func certsInit(dir string, hosts []string, now time.Time, out io.Writer) error {
+// certsInit writes the files; see runCertsInit.
+func certsInit(dir string, hosts, extraNames []string, now time.Time, out io.Writer) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	ca, caKey, created, err := loadOrCreateCA(dir, now)
+	ca, created, err := loadOrCreateCA(dir, now)
 	if err != nil {
 		return err
 	}
 	report := func(path, what string) { fmt.Fprintf(out, "%-8s %s\n", what, path) }
 	if created {
-		report(filepath.Join(dir, "ca.pem"), "wrote")
+		report(filepath.Join(dir, caCertFile), "wrote")
 	} else {
-		report(filepath.Join(dir, "ca.pem"), "reused")
+		report(filepath.Join(dir, caCertFile), "reused")
 	}
 	for _, h := range hosts {
 		certFile := filepath.Join(dir, h+".pem")
@@ -99,155 +151,51 @@ func certsInit(dir string, hosts []string, now time.Time, out io.Writer) error {
 			report(certFile, "kept")
 			continue
 		}
-		certPEM, keyPEM, err := issueHost(ca, caKey, h, now)
-		if err != nil {
-			return fmt.Errorf("certificate for %s: %w", h, err)
-		}
-		if err := writeFileAtomic(filepath.Join(dir, h+"-key.pem"), keyPEM, 0o600); err != nil {
-			return err
-		}
-		if err := writeFileAtomic(certFile, certPEM, 0o644); err != nil {
+		names := withNames(certHosts("", h), extraNames)
+		if err := writeNodeCert(dir, h, ca, h, names, now); err != nil {
 			return err
 		}
 		report(certFile, "wrote")
 	}
-	keyFile := filepath.Join(dir, "gossip.key")
+	keyFile := filepath.Join(dir, gossipKeyFile)
 	if exists(keyFile) {
 		report(keyFile, "kept")
 	} else {
-		key := make([]byte, gossipKeyLen)
-		if _, err := rand.Read(key); err != nil {
-			return err
-		}
-		if err := writeFileAtomic(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		if _, err := addGossipKey(keyFile); err != nil {
 			return err
 		}
 		report(keyFile, "wrote")
 	}
 	fmt.Fprintf(out, "\nStart each node with:\n  --tls-ca %s --tls-cert %s --tls-key %s --gossip-key %s\n",
-		filepath.Join(dir, "ca.pem"), filepath.Join(dir, "<host>.pem"), filepath.Join(dir, "<host>-key.pem"), keyFile)
+		filepath.Join(dir, caCertFile), filepath.Join(dir, "<host>.pem"), filepath.Join(dir, "<host>-key.pem"), keyFile)
 	fmt.Fprintf(out, "Keep %s secret (it issues certificates the cluster trusts); clients trust %s.\n",
-		filepath.Join(dir, "ca-key.pem"), filepath.Join(dir, "ca.pem"))
+		filepath.Join(dir, caKeyFile), filepath.Join(dir, caCertFile))
 	return nil
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// writeNodeCert issues host's certificate and writes it and its key to
+// dir/<host>.pem and dir/<host>-key.pem. The key goes first: a node that
+// reloads in between sees a mismatched pair, keeps its old one and takes
+// the new pair when the certificate lands (certReloader).
+func writeNodeCert(dir, host string, ca certAuthority, commonName string, names []string, now time.Time) error {
+	certPEM, keyPEM, _, _, err := ca.issue(commonName, names, now)
+	if err != nil {
+		return fmt.Errorf("certificate for %s: %w", host, err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, host+"-key.pem"), keyPEM, 0o600); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, host+".pem"), certPEM, 0o644)
 }
 
-// loadOrCreateCA reuses dir/ca.pem and dir/ca-key.pem, or creates them.
-func loadOrCreateCA(dir string, now time.Time) (*x509.Certificate, crypto.Signer, bool, error) {
-	certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem")
-	certPEM, err := os.ReadFile(certFile)
-	switch {
-	case err == nil:
-		keyPEM, err := os.ReadFile(keyFile)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("%s exists but its key cannot be read: %w", certFile, err)
-		}
-		ca, key, err := parseCA(certPEM, keyPEM)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("%s: %w", certFile, err)
-		}
-		return ca, key, false, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, nil, false, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serialNumber(),
-		Subject:               pkix.Name{Organization: []string{"Arbor"}, CommonName: "Arbor cluster CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidity),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		MaxPathLenZero:        true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if err := writeFileAtomic(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		return nil, nil, false, err
-	}
-	if err := writeFileAtomic(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return nil, nil, false, err
-	}
-	ca, err := x509.ParseCertificate(der)
-	return ca, key, true, err
-}
-
-// parseCA reads a CA certificate and its PKCS#8 key.
-func parseCA(certPEM, keyPEM []byte) (*x509.Certificate, crypto.Signer, error) {
-	cb, _ := pem.Decode(certPEM)
-	kb, _ := pem.Decode(keyPEM)
-	if cb == nil || kb == nil {
-		return nil, nil, errors.New("not PEM")
-	}
-	ca, err := x509.ParseCertificate(cb.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	signer, ok := k.(crypto.Signer)
-	if !ok || !ca.IsCA {
-		return nil, nil, errors.New("not a CA certificate and key")
-	}
-	return ca, signer, nil
-}
-
-// issueHost makes a certificate for host (and the loopback names, so the
-// node's own tools and local tests reach it) valid for serving and for
-// client authentication between nodes.
-func issueHost(ca *x509.Certificate, caKey crypto.Signer, host string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(),
-		Subject:      pkix.Name{Organization: []string{"Arbor"}, CommonName: host},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(hostValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	for _, h := range certHosts("", host) {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
+// withNames appends to names the extra ones it lacks (compared without
+// regard to case, as DNS does).
+func withNames(names, extra []string) []string {
+	out := slices.Clone(names)
+	for _, e := range extra {
+		if !slices.ContainsFunc(out, func(n string) bool { return strings.EqualFold(n, e) }) {
+			out = append(out, e)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
-}
-
-// serialNumber is a random 128-bit certificate serial.
-func serialNumber() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return n
+	return out
 }

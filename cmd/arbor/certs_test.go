@@ -42,10 +42,11 @@ func TestCertsInit(t *testing.T) {
 			t.Errorf("checkSignedBy(%s): %v", h, err)
 		}
 	}
-	key, err := decodeGossipKey(filepath.Join(dir, "gossip.key"))
-	if err != nil || len(key) != gossipKeyLen {
-		t.Fatalf("gossip.key: %d bytes, %v", len(key), err)
+	keys, err := decodeGossipKeyValue(filepath.Join(dir, "gossip.key"))
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("gossip.key: %d keys, %v", len(keys), err)
 	}
+	key := keys[0]
 
 	// Again with a new host: the CA, the key and the old certificates stay.
 	n1, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
@@ -58,8 +59,8 @@ func TestCertsInit(t *testing.T) {
 	}
 	caAgain, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
 	n1Again, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
-	key2, _ := decodeGossipKey(filepath.Join(dir, "gossip.key"))
-	if !bytes.Equal(caPEM, caAgain) || !bytes.Equal(n1, n1Again) || !bytes.Equal(key, key2) {
+	keys2, _ := decodeGossipKeyValue(filepath.Join(dir, "gossip.key"))
+	if !bytes.Equal(caPEM, caAgain) || !bytes.Equal(n1, n1Again) || len(keys2) != 1 || !bytes.Equal(key, keys2[0]) {
 		t.Error("the second run replaced existing files")
 	}
 	if err := checkSignedBy(filepath.Join(dir, "n4.pem"), filepath.Join(dir, "ca.pem")); err != nil {
@@ -67,5 +68,46 @@ func TestCertsInit(t *testing.T) {
 	}
 	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "../evil"}, &out, &errOut); code != exitUsage {
 		t.Errorf("a host with a slash: exit %d", code)
+	}
+}
+
+// TestCertsInitWithoutHosts: only the CA and the gossip key, for a CA
+// that cert-manager or another tool signs with.
+func TestCertsInitWithoutHosts(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"certs", "init", "--dir", dir}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "ca-key.pem ca.pem gossip.key" {
+		t.Errorf("wrote %q", names)
+	}
+}
+
+// TestCertsInitKeepsACAWithoutItsKey: a ca.pem whose key is missing is an
+// error, never a reason to make a new CA over it.
+func TestCertsInitKeepsACAWithoutItsKey(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"certs", "init", "--dir", dir}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	ca, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err := os.Remove(filepath.Join(dir, "ca-key.pem")); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "n1"}, &out, &errOut); code != exitFailure {
+		t.Errorf("exit %d, want a failure", code)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "ca.pem")); !bytes.Equal(ca, again) {
+		t.Error("ca.pem was replaced")
 	}
 }

@@ -115,16 +115,36 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 
 	cc := cfg.clusterConfig(logger)
 	cc.Release, cc.Commit = release(), commit
+	var ca *caReloader
 	if cfg.TLSCA != "" {
-		if cc.TLS, err = clusterTLS(cfg.TLSCA, certs); err != nil {
+		if ca, err = newCAReloader(cfg.TLSCA, logger); err != nil {
 			return err
 		}
+		cc.TLS = clusterTLS(ca, certs)
 	}
 	state := fsm.New()
 	node, err := cluster.New(cc, state)
 	if err != nil {
 		return fmt.Errorf("start cluster node: %w", err)
 	}
+	// Key material is re-read while the node runs, so each step of a
+	// rotation is a file rollout (docs/OPERATIONS.md); the poller ends
+	// before serve returns.
+	reloads := []func(){func() { _, _ = certs.GetCertificate(nil) }}
+	if ca != nil {
+		reloads = append(reloads, func() { ca.Pool() })
+	}
+	if cc.GossipAddr != "" && len(cc.GossipKeys) > 0 {
+		logger.Info("gossip keys", "in_use", gossipKeyID(cc.GossipKeys[0]), "keys", gossipKeyIDs(cc.GossipKeys))
+		reloads = append(reloads, newGossipKeyReloader(cfg.GossipKeys, cc.GossipKeys, node.SetGossipKeys, logger).check)
+	}
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		pollReloads(pollCtx, reloads...)
+	}()
+	defer func() { stopPolling(); <-polled }()
 	go releaseMemoryOnceReady(ctx, node.Ready, logger, 200*time.Millisecond, 10*time.Minute)
 	// From here on every exit path must shut the node down: it owns the
 	// Raft log and its file locks.
@@ -140,7 +160,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 		return errors.Join(err, stopNode(ctx))
 	}
 
-	reg, err := newRegistry(node)
+	reg, err := newRegistry(node, newCertExpiryCollector(certs, ca))
 	if err != nil {
 		return abort(err)
 	}

@@ -29,7 +29,7 @@ func TestRunDispatch(t *testing.T) {
 		{[]string{"members"}, exitUsage, "", "arbor members list"},
 		{[]string{"members", "remove"}, exitUsage, "", "arbor members remove <id>"},
 		{[]string{"certs"}, exitUsage, "", "arbor certs init --dir D --hosts"},
-		{[]string{"certs", "init", "--dir", "x"}, exitUsage, "", "--hosts"},
+		{[]string{"certs", "init"}, exitUsage, "", "--dir"},
 		{[]string{"status", "--addr", "127.0.0.1:1", "--timeout", "1s"}, exitFailure, "", "arbor status: 127.0.0.1:1:"},
 	} {
 		var stdout, stderr strings.Builder

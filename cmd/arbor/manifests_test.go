@@ -274,7 +274,7 @@ func (n manifestNode) checkFiles(t *testing.T, cfg serveConfig) {
 		"--tls-key":    cfg.AdvertiseHost + "-key.pem",
 		"--gossip-key": "gossip.key",
 	}
-	got := map[string]string{"--tls-ca": cfg.TLSCA, "--tls-cert": cfg.TLSCert, "--tls-key": cfg.TLSKey, "--gossip-key": cfg.GossipKey}
+	got := map[string]string{"--tls-ca": cfg.TLSCA, "--tls-cert": cfg.TLSCert, "--tls-key": cfg.TLSKey, "--gossip-key": gossipKeyFlag(cfg)}
 	dir := path.Dir(cfg.TLSCA)
 	for flagName, file := range got {
 		if m, ok := n.mountOf(file); !ok || !m.secret || !m.readOnly {
@@ -285,6 +285,10 @@ func (n manifestNode) checkFiles(t *testing.T, cfg serveConfig) {
 		}
 	}
 }
+
+// gossipKeyFlag is the manifest's one --gossip-key value ("" for none;
+// several come out joined by commas, a path no check accepts).
+func gossipKeyFlag(cfg serveConfig) string { return strings.Join(cfg.GossipKeys, ",") }
 
 // manifestEnv serves os.LookupEnv's role from a NAME=value list; the last
 // definition wins, as in a process environment built in order.
@@ -305,12 +309,12 @@ func manifestEnv(env []string) func(string) (string, bool) {
 // it would sit in the manifest in clear.
 func writeKeyMaterial(t *testing.T, root string, cfg serveConfig, secretDirs []string) {
 	t.Helper()
-	if cfg.TLSCA == "" || cfg.TLSCert == "" || cfg.TLSKey == "" || cfg.GossipKey == "" {
+	if cfg.TLSCA == "" || cfg.TLSCert == "" || cfg.TLSKey == "" || gossipKeyFlag(cfg) == "" {
 		t.Fatalf("a cluster node needs --tls-ca, --tls-cert, --tls-key and --gossip-key; got %q %q %q %q",
-			cfg.TLSCA, cfg.TLSCert, cfg.TLSKey, cfg.GossipKey)
+			cfg.TLSCA, cfg.TLSCert, cfg.TLSKey, gossipKeyFlag(cfg))
 	}
-	if !slices.ContainsFunc(secretDirs, func(d string) bool { return strings.HasPrefix(cfg.GossipKey, d+"/") }) {
-		t.Fatalf("--gossip-key %q: want the path of a file in a secret mount, not the key itself", cfg.GossipKey)
+	if !slices.ContainsFunc(secretDirs, func(d string) bool { return strings.HasPrefix(gossipKeyFlag(cfg), d+"/") }) {
+		t.Fatalf("--gossip-key %q: want the path of a file in a secret mount, not the key itself", gossipKeyFlag(cfg))
 	}
 	caKey, ca := newManifestCert(t, "manifest test CA", nil, nil, nil)
 	leafKey, leaf := newManifestCert(t, cfg.AdvertiseHost, []string{cfg.AdvertiseHost}, ca, caKey)
@@ -323,10 +327,10 @@ func writeKeyMaterial(t *testing.T, root string, cfg serveConfig, secretDirs []s
 		t.Fatal(err)
 	}
 	for file, content := range map[string][]byte{
-		cfg.TLSCA:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}),
-		cfg.TLSCert:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}),
-		cfg.TLSKey:    pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		cfg.GossipKey: []byte(base64.StdEncoding.EncodeToString(gossip) + "\n"),
+		cfg.TLSCA:          pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}),
+		cfg.TLSCert:        pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}),
+		cfg.TLSKey:         pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		gossipKeyFlag(cfg): []byte(base64.StdEncoding.EncodeToString(gossip) + "\n"),
 	} {
 		full := filepath.Join(root, filepath.FromSlash(file))
 		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
@@ -810,12 +814,26 @@ func k8sNode(t *testing.T, sts *appsv1.StatefulSet, c corev1.Container, podName,
 	}
 	secrets := map[string]bool{}
 	for _, v := range sts.Spec.Template.Spec.Volumes {
-		secrets[v.Name] = v.Secret != nil
+		secrets[v.Name] = v.Secret != nil || secretsOnly(v.Projected)
 	}
 	for _, vm := range c.VolumeMounts {
 		n.mounts = append(n.mounts, manifestMount{path: vm.MountPath, readOnly: vm.ReadOnly, secret: secrets[vm.Name], data: claims[vm.Name]})
 	}
 	return n
+}
+
+// secretsOnly reports whether a projected volume holds Secrets and
+// nothing else (key material, like a Secret volume).
+func secretsOnly(p *corev1.ProjectedVolumeSource) bool {
+	if p == nil || len(p.Sources) == 0 {
+		return false
+	}
+	for _, src := range p.Sources {
+		if src.Secret == nil || src.ConfigMap != nil || src.DownwardAPI != nil || src.ServiceAccountToken != nil || src.ClusterTrustBundle != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // expandKubeVars replaces $(NAME) with the value of a variable defined

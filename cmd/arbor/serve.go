@@ -28,7 +28,7 @@ type serveConfig struct {
 	TLSCert                string
 	TLSKey                 string
 	TLSCA                  string
-	GossipKey              string
+	GossipKeys             []string
 	InsecureCluster        bool
 	AdminSecrets           []string
 	JWTHS256Secrets        []string
@@ -103,8 +103,8 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.BootstrapExpect, "bootstrap-expect", c.BootstrapExpect, "wait for `N` voters before forming a new cluster (1: a lone node bootstraps itself)")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate `file` for HTTPS (and mutual TLS between nodes); without it a self-signed one is generated")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key `file` matching --tls-cert")
-	fs.StringVar(&c.TLSCA, "tls-ca", c.TLSCA, "PEM CA `file`: nodes must present certificates signed by it (mutual TLS between nodes)")
-	fs.StringVar(&c.GossipKey, "gossip-key", c.GossipKey, "gossip encryption `key`: base64 of 32 bytes, or the path of a file holding it")
+	fs.StringVar(&c.TLSCA, "tls-ca", c.TLSCA, "PEM CA `file`, one certificate or a bundle (during a CA rotation), re-read when it changes: nodes must present certificates one of them signed (mutual TLS between nodes)")
+	fs.Var((*stringList)(&c.GossipKeys), "gossip-key", "gossip encryption `key`: base64 of 32 bytes, or a file holding one or more, one per line, re-read when it changes; repeatable. The first key seals gossip, every key opens it, so keys rotate without splitting the cluster")
 	fs.BoolVar(&c.InsecureCluster, "insecure-cluster", c.InsecureCluster, "allow a multi-node cluster without --tls-ca and --gossip-key")
 	fs.Var((*stringList)(&c.AdminSecrets), "admin-secret", "`secret` token that authenticates as admin (repeatable)")
 	fs.Var((*stringList)(&c.JWTHS256Secrets), "jwt-hs256-secret", "`secret` that verifies HS256-signed ID tokens (repeatable, so secrets can rotate)")
@@ -222,9 +222,7 @@ func (c *serveConfig) clusterConfig(logger *slog.Logger) cluster.Config {
 		cc.GossipAddr = c.GossipAddr
 	}
 	cc.Join = c.Join
-	if c.GossipKey != "" {
-		cc.GossipKey, _ = decodeGossipKey(c.GossipKey) // validate has reported a bad key
-	}
+	cc.GossipKeys, _ = decodeGossipKeys(c.GossipKeys) // validate has reported a bad key
 	cc.InsecureCluster = c.InsecureCluster
 	cc.ReapAfter = c.ReapAfter
 	cc.TrailingLogs = c.TrailingLogs
@@ -247,7 +245,7 @@ func (c *serveConfig) multiNode() bool { return c.BootstrapExpect > 1 || len(c.J
 // or the operator allowed an insecure cluster; otherwise nothing listens
 // on --gossip-addr.
 func (c *serveConfig) gossipEnabled() bool {
-	return c.multiNode() || c.InsecureCluster || (c.TLSCA != "" && c.GossipKey != "")
+	return c.multiNode() || c.InsecureCluster || (c.TLSCA != "" && len(c.GossipKeys) > 0)
 }
 
 // httpConfig is the HTTP API's share of the settings.

@@ -156,7 +156,7 @@ func TestServeConfigValidation(t *testing.T) {
 	caFile := writeTemp(t, dir, "ca.pem", string(certPEM))
 	notPEM := writeTemp(t, dir, "not.pem", "hello")
 	pki := filepath.Join(dir, "pki")
-	if err := certsInit(pki, []string{"n1"}, time.Now(), io.Discard); err != nil {
+	if err := certsInit(pki, []string{"n1"}, nil, time.Now(), io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	nodeTLS := []string{"--tls-ca", filepath.Join(pki, "ca.pem"), "--tls-cert", filepath.Join(pki, "n1.pem"), "--tls-key", filepath.Join(pki, "n1-key.pem")}
@@ -251,7 +251,7 @@ func TestServeConfigCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cc := cfg.clusterConfig(slog.New(slog.DiscardHandler))
-	if cc.GossipAddr != "127.0.0.1:7946" || !slices.Equal(cc.Join, []string{"a:8301", "b:8301"}) || len(cc.GossipKey) != 32 ||
+	if cc.GossipAddr != "127.0.0.1:7946" || !slices.Equal(cc.Join, []string{"a:8301", "b:8301"}) || len(cc.GossipKeys) != 1 || len(cc.GossipKeys[0]) != 32 ||
 		cc.ReapAfter != 90*time.Second || cc.TrailingLogs != 77 || !cc.InsecureCluster || cc.BootstrapExpect != 3 {
 		t.Errorf("cluster config = %+v", cc)
 	}

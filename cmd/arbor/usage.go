@@ -17,7 +17,7 @@ Commands:
   version   print the release, the commit and the data formats this binary applies
   status    a node's view of the cluster (arbor status --addr host:port --ca ca.pem --auth secret)
   members   list the cluster's members, or remove a failed one (arbor members list|remove <id>)
-  certs     write a CA, per-host certificates and a gossip key (arbor certs init --dir D --hosts h1,h2,h3)
+  certs     a CA, per-host certificates and a gossip key: init, renew, rotate-ca, gossip-key (arbor certs help)
   bench     load-generate against arbor, etcd or a bare handler (arbor bench -h)
   backup    write a consistent export of the whole database to a file (arbor backup --out file.json)
   restore   replace the whole database with a backup (arbor restore --in file.json)

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -110,7 +109,7 @@ func (c *serveConfig) validate() error {
 	if c.TLSCA != "" {
 		// The real TLS settings need the loaded certificate; serve builds
 		// them. A stand-in lets the cluster check everything else now.
-		cc.TLS = &cluster.TLSConfig{RootCAs: x509.NewCertPool(), Certificate: func() (*tls.Certificate, error) {
+		cc.TLS = &cluster.TLSConfig{Roots: cluster.StaticRoots(x509.NewCertPool()), Certificate: func() (*tls.Certificate, error) {
 			return nil, errors.New("not loaded yet")
 		}}
 	}
@@ -149,7 +148,7 @@ func (c *serveConfig) validateClusterSecurity() error {
 	if c.TLSCA == "" {
 		missing = append(missing, "--tls-ca (with --tls-cert and --tls-key)")
 	}
-	if c.GossipKey == "" {
+	if len(c.GossipKeys) == 0 {
 		missing = append(missing, "--gossip-key")
 	}
 	if len(missing) == 0 || c.InsecureCluster {
@@ -178,12 +177,8 @@ func (c *serveConfig) validateAdvertise() error {
 // connection.
 func (c *serveConfig) validateSecurityFiles() error {
 	if c.TLSCA != "" {
-		pem, err := os.ReadFile(c.TLSCA)
-		if err != nil {
+		if _, err := loadCABundle(c.TLSCA); err != nil {
 			return fmt.Errorf("--tls-ca: %w", err)
-		}
-		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-			return fmt.Errorf("--tls-ca %s: no PEM certificate in the file", c.TLSCA)
 		}
 	}
 	if c.TLSCA != "" && c.TLSCert != "" {
@@ -191,10 +186,8 @@ func (c *serveConfig) validateSecurityFiles() error {
 			return fmt.Errorf("--tls-cert %s: %w", c.TLSCert, err)
 		}
 	}
-	if c.GossipKey != "" {
-		if _, err := decodeGossipKey(c.GossipKey); err != nil {
-			return fmt.Errorf("--gossip-key: %w", err)
-		}
+	if _, err := decodeGossipKeys(c.GossipKeys); err != nil {
+		return fmt.Errorf("--gossip-key: %w", err)
 	}
 	for _, s := range c.JWTHS256Secrets {
 		if len(s) < 16 {
@@ -249,31 +242,4 @@ func checkListenAddr(addr string) error {
 		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
 	return nil
-}
-
-// gossipKeyLen is the AES-256 key size memberlist uses.
-const gossipKeyLen = 32
-
-// decodeGossipKey reads --gossip-key: the base64 text of a 32-byte key, or
-// the path of a file holding that text (so the key stays out of ps output).
-func decodeGossipKey(v string) ([]byte, error) {
-	key, err := base64.StdEncoding.DecodeString(v)
-	if err == nil && len(key) == gossipKeyLen {
-		return key, nil
-	}
-	b, readErr := os.ReadFile(v)
-	if readErr != nil {
-		if err == nil {
-			return nil, fmt.Errorf("the key is %d bytes, want %d", len(key), gossipKeyLen)
-		}
-		return nil, fmt.Errorf("neither base64 nor a readable file: %w", readErr)
-	}
-	key, err = base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil {
-		return nil, fmt.Errorf("file %s: not base64: %w", v, err)
-	}
-	if len(key) != gossipKeyLen {
-		return nil, fmt.Errorf("file %s: the key is %d bytes, want %d", v, len(key), gossipKeyLen)
-	}
-	return key, nil
 }

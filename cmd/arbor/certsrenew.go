@@ -1,0 +1,112 @@
+package main
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// runCertsRenew is `arbor certs renew --dir D [--hosts h1,h2] [--dns n]`:
+// every node certificate in D (or the --hosts ones) issued again by D's
+// CA, with a new key, the same names plus the --dns ones, and a new
+// validity. Nodes pick the files up without a restart.
+func runCertsRenew(args []string, stdout, stderr io.Writer) int {
+	var f certsFlags
+	fset := newCertsFlagSet("renew", "Usage: arbor certs renew --dir D [--hosts h1,h2] [--dns name]...\n\n"+
+		"Issues D/<host>.pem and D/<host>-key.pem again from the CA in D (ca.pem, ca-key.pem), for every\n"+
+		"host that has them or only the --hosts ones: a new key, the names of the old certificate plus the\n"+
+		"--dns ones, valid for another 825 days (at most until the CA expires).\n", &f, true, stderr)
+	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
+		return code
+	}
+	if err := certsRenew(f.dir, f.hosts, f.dns, time.Now(), stdout); err != nil {
+		fmt.Fprintf(stderr, "arbor certs renew: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// certsRenew does the work of runCertsRenew, reporting each certificate
+// as it is written.
+func certsRenew(dir string, hosts, extraNames []string, now time.Time, out io.Writer) error {
+	ca, err := loadCA(dir)
+	if err != nil {
+		return fmt.Errorf("the CA: %w", err)
+	}
+	if len(hosts) == 0 {
+		if hosts, err = nodeCertHosts(dir); err != nil {
+			return err
+		}
+		if len(hosts) == 0 {
+			return fmt.Errorf("no node certificate (<host>.pem with <host>-key.pem) in %s; arbor certs init writes them", dir)
+		}
+	}
+	// Read them all before writing any: a typo in --hosts must not leave
+	// half of the certificates renewed.
+	olds := make([]*nodeCert, len(hosts))
+	for i, h := range hosts {
+		if olds[i], err = readNodeCert(dir, h); err != nil {
+			return err
+		}
+	}
+	clampedAny := false
+	for i, old := range olds {
+		names := withNames(certNames(old.leaf), extraNames)
+		cn := old.leaf.Subject.CommonName
+		if cn == "" {
+			cn = old.host
+		}
+		certPEM, keyPEM, leaf, clamped, err := ca.issue(cn, names, now)
+		if err != nil {
+			return fmt.Errorf("certificate for %s: %w", old.host, err)
+		}
+		if err := writeFileAtomic(filepath.Join(dir, old.host+"-key.pem"), keyPEM, 0o600); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(old.file, certPEM, 0o644); err != nil {
+			return err
+		}
+		clampedAny = clampedAny || clamped
+		fmt.Fprintf(out, "[%d/%d] renewed %s: valid until %s (was %s), names %s\n", i+1, len(olds), old.file,
+			leaf.NotAfter.UTC().Format(time.DateOnly), old.leaf.NotAfter.UTC().Format(time.DateOnly), strings.Join(names, ", "))
+	}
+	if clampedAny {
+		fmt.Fprintf(out, "\nThe CA expires on %s and no certificate it signs can outlive it: rotate it (arbor certs rotate-ca).\n",
+			ca.cert.NotAfter.UTC().Format(time.DateOnly))
+	}
+	fmt.Fprint(out, "\nRoll the files out to the nodes (on Kubernetes: update the Secret); each node uses its new\n"+
+		"certificate within a second of the files changing, without a restart.\n")
+	if exists(filepath.Join(dir, oldCACertFile)) {
+		fmt.Fprintf(out, "CA rotation, step 2 of 3: once every node runs its new certificate, finish with\n"+
+			"  arbor certs rotate-ca --dir %s --drop-old\n", dir)
+	}
+	return nil
+}
+
+// nodeCert is a host's certificate as found in a certificate directory.
+type nodeCert struct {
+	host, file string
+	leaf       *x509.Certificate
+}
+
+// readNodeCert reads dir/<host>.pem (its first certificate).
+func readNodeCert(dir, host string) (*nodeCert, error) {
+	file := filepath.Join(dir, host+".pem")
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no certificate for %s (%s); arbor certs init issues one", host, file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	certs, err := parseCertsPEM(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &nodeCert{host: host, file: file, leaf: certs[0]}, nil
+}
