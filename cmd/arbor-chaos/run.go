@@ -18,6 +18,7 @@ import (
 	"github.com/arbordb/arbor/cmd/internal/client"
 	"github.com/arbordb/arbor/cmd/internal/history"
 	"github.com/arbordb/arbor/cmd/internal/model"
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 	"github.com/arbordb/arbor/cmd/internal/workload"
 )
 
@@ -172,7 +173,7 @@ func chooseBackend(ctx context.Context, cfg *config, dir string) (nemesis.Backen
 	name := cfg.Backend
 	if name == "auto" {
 		name = "process"
-		if nemesis.Available(ctx) && imageExists(ctx, cfg.Image) {
+		if testcluster.DockerAvailable(ctx) && testcluster.ImageExists(ctx, cfg.Image) == nil {
 			name = "docker"
 		}
 	}
@@ -189,11 +190,6 @@ func chooseBackend(ctx context.Context, cfg *config, dir string) (nemesis.Backen
 		}
 		return &nemesis.Process{Binary: bin, Dir: dir, Opts: opts}, nil
 	}
-}
-
-func imageExists(ctx context.Context, image string) bool {
-	d := &nemesis.Docker{Image: image}
-	return d.ImageExists(ctx)
 }
 
 // adminSecret returns the secret the backend's nodes accept.

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // nodes are the cluster's node ids, by ordinal: n3 is replaced first, as a
@@ -45,21 +45,12 @@ type backend interface {
 	cleanup(ctx context.Context) error
 }
 
-// serveFlags are the flags of every node but the addresses: mutual TLS and
-// gossip encryption from certDir as in production, bootstrap as a
+// serveFlags are s's serve command line with the flags of every node:
+// mutual TLS and gossip encryption as in production, bootstrap as a
 // three-node cluster, production Raft timing, the admin secret.
-func serveFlags(node, dataDir, certDir string, join []string, secret string) []string {
-	return []string{"serve",
-		"--node-id", node,
-		"--data-dir", dataDir,
-		"--join", strings.Join(join, ","),
-		"--bootstrap-expect", strconv.Itoa(len(nodes)),
-		"--tls-ca", certDir + "/ca.pem",
-		"--tls-cert", certDir + "/" + node + ".pem",
-		"--tls-key", certDir + "/" + node + "-key.pem",
-		"--gossip-key", certDir + "/gossip.key",
-		"--admin-secret", secret,
-	}
+func serveFlags(s testcluster.Serve, secret string) []string {
+	s.Size, s.AdminSecret = len(nodes), secret
+	return s.Args()
 }
 
 // parseRelease reads the release from `arbor version` output, whose first
@@ -71,35 +62,4 @@ func parseRelease(out string) (string, error) {
 		return "", fmt.Errorf("unexpected `arbor version` output %q", first)
 	}
 	return rel, nil
-}
-
-// freePorts returns n distinct ports free for TCP and UDP on 127.0.0.1
-// (gossip uses both). They are released before use; another process
-// taking one meanwhile would show as a node failing to start.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var held []interface{ Close() error }
-	defer func() {
-		for _, h := range held {
-			h.Close()
-		}
-	}()
-	for attempt := 0; len(ports) < n && attempt < 100; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("free port: %w", err)
-		}
-		held = append(held, ln)
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		held = append(held, pc)
-		ports = append(ports, port)
-	}
-	if len(ports) < n {
-		return nil, fmt.Errorf("found %d free ports of %d", len(ports), n)
-	}
-	return ports, nil
 }

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // requestTimeout bounds one request: longer than a node's write timeout
@@ -37,71 +34,17 @@ func (c adminClient) do(ctx context.Context, node, method, path, body string) (i
 	return r.Status, r.Body, err
 }
 
-// nodeStatus is the part of /status the test reads; every field exists in
-// the reference release too, except the release and commit, the last log
-// index, the last snapshot and the Raft figures (read on new nodes only).
-type nodeStatus struct {
-	NodeID       string   `json:"node_id"`
-	Role         string   `json:"role"`
-	Leader       string   `json:"leader"`
-	Term         uint64   `json:"term"`
-	CommitIndex  uint64   `json:"commit_index"`
-	AppliedIndex uint64   `json:"applied_index"`
-	LastLogIndex uint64   `json:"last_log_index"`
-	Ready        bool     `json:"ready"`
-	Health       string   `json:"health"`
-	Versions     versions `json:"versions"`
-	Members      []member `json:"members"`
-	// LastSnapshot is the newest snapshot this node knows of (nil: none).
-	LastSnapshot *struct {
-		Index uint64 `json:"index"`
-	} `json:"last_snapshot"`
-	// Raft holds raft.Stats figures, e.g. last_snapshot_index: the
-	// snapshot restored at start-up until a newer one is taken.
-	Raft map[string]string `json:"raft"`
-}
-
-type member struct {
-	ID       string    `json:"id"`
-	Suffrage string    `json:"suffrage"`
-	Health   string    `json:"health"`
-	Versions *versions `json:"versions"`
-}
-
-type versions struct {
-	EntryFormat    int    `json:"entry_format"`
-	SnapshotFormat int    `json:"snapshot_format"`
-	Release        string `json:"release"`
-}
+// nodeStatus is the part of /status the test reads; the reference release
+// lacks the release and commit, the last log index, the last snapshot and
+// the Raft figures (read on new nodes only).
+type nodeStatus = testcluster.Status
 
 // status fetches node's /status.
 func (c adminClient) status(ctx context.Context, node string) (nodeStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	code, body, err := c.do(ctx, node, http.MethodGet, "/status", "")
-	if err != nil {
-		return nodeStatus{}, err
-	}
-	if code != http.StatusOK {
-		return nodeStatus{}, fmt.Errorf("/status: %d %s", code, strings.TrimSpace(string(body)))
-	}
-	var st nodeStatus
-	if err := json.Unmarshal(body, &st); err != nil {
-		return nodeStatus{}, fmt.Errorf("/status: %w", err)
-	}
-	return st, nil
+	return testcluster.GetStatus(ctx, c.Client, node)
 }
 
 // ready returns nil if node's /readyz answers 200, else what it said.
 func (c adminClient) ready(ctx context.Context, node string) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	code, body, err := c.do(ctx, node, http.MethodGet, "/readyz", "")
-	switch {
-	case err != nil:
-		return fmt.Errorf("/readyz: %w", err)
-	case code != http.StatusOK:
-		return fmt.Errorf("/readyz: %d %s", code, strings.TrimSpace(string(body)))
-	}
-	return nil
+	return testcluster.CheckReady(ctx, c.Client, node)
 }

@@ -84,8 +84,7 @@ func usageFlags(usage string) map[string]bool {
 // exampleServeArgs are the arguments either backend gives a node, with
 // placeholder values: what checkServeFlags checks.
 func exampleServeArgs() []string {
-	return append(serveFlags("n1", "/data", "/certs", []string{"n2:8301", "n3:8301"}, "secret"),
-		"--http-addr", ":8443", "--raft-addr", ":8300", "--gossip-addr", ":8301", "--advertise-host", "n1")
+	return serveFlags(containerServe("n1"), "secret")
 }
 
 // checkReleaseFlags checks both binaries against the arguments their

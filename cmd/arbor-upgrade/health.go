@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // pollEvery is how often the health checks look again.
@@ -18,30 +20,19 @@ var progress func(format string, args ...any)
 // poll calls cond until it returns nil or timeout passes, and then
 // returns its last complaint.
 func poll(ctx context.Context, timeout time.Duration, what string, cond func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	var last error
 	said := time.Now()
-	for {
+	err := testcluster.Poll(ctx, timeout, pollEvery, func(ctx context.Context) error {
 		err := cond(ctx)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() == nil || last == nil {
-			last = err // not the deadline cutting the last attempt short
-		}
-		if progress != nil && time.Since(said) > 2*time.Second {
-			progress("waiting for %s: %v", what, last)
+		if err != nil && progress != nil && time.Since(said) > 2*time.Second {
+			progress("waiting for %s: %v", what, err)
 			said = time.Now()
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not after %s: %w", what, timeout, last)
-		case <-tick.C:
-		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: not after %s: %w", what, timeout, err)
 	}
+	return nil
 }
 
 // healthy checks the cluster the way an operator would before touching the
@@ -122,6 +113,14 @@ func waitHealthy(ctx context.Context, cl adminClient, timeout time.Duration) (st
 // waitReady waits until node's /readyz answers 200.
 func waitReady(ctx context.Context, cl adminClient, node string, timeout time.Duration) error {
 	return poll(ctx, timeout, node+" ready", func(ctx context.Context) error { return cl.ready(ctx, node) })
+}
+
+// pause lets the load run for d.
+func pause(ctx context.Context, d time.Duration) error {
+	if !testcluster.Sleep(ctx, d) {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return nil
 }
 
 // nextNode picks the node to replace next: the highest ordinal still on

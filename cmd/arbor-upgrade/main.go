@@ -41,6 +41,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 func main() {
@@ -78,12 +80,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	variants := []string{"process"}
 	switch useDocker := o.OldImage != "" && o.NewImage != ""; o.Docker {
 	case "yes":
-		if !useDocker || !dockerAvailable(ctx) {
+		if !useDocker || !testcluster.DockerAvailable(ctx) {
 			return errors.New("-docker=yes needs -old-image, -new-image and a Docker daemon that answers")
 		}
 		variants = append(variants, "docker")
 	case "auto":
-		if useDocker && dockerAvailable(ctx) {
+		if useDocker && testcluster.DockerAvailable(ctx) {
 			variants = append(variants, "docker")
 		} else {
 			fmt.Fprintln(out, "arbor-upgrade: no images or no Docker daemon: the container variant is skipped")
@@ -122,7 +124,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		r := runVariant(ctx, o, b, dir, rel, secret)
 		if v == "docker" {
 			for _, img := range []struct{ what, name string }{{"old", o.OldImage}, {"new", o.NewImage}} {
-				if size, err := imageSize(ctx, img.name); err == nil {
+				if size, err := testcluster.ImageSize(ctx, img.name); err == nil {
 					r.Notes = append(r.Notes, fmt.Sprintf("%s image %s: %.1f MB", img.what, img.name, float64(size)/1e6))
 				}
 			}

@@ -55,7 +55,7 @@ func TestParseOptions(t *testing.T) {
 }
 
 func TestServeFlagsNameEveryNodeFile(t *testing.T) {
-	f := serveFlags("n2", "/data", "/certs", []string{"n1:8301", "n3:8301"}, "s")
+	f := serveFlags(containerServe("n2"), "s")
 	for _, want := range []string{"/certs/n2.pem", "/certs/n2-key.pem", "/certs/ca.pem", "/certs/gossip.key", "n1:8301,n3:8301", "3"} {
 		if !slices.Contains(f, want) {
 			t.Errorf("serve flags %v lack %q", f, want)

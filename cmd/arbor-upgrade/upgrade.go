@@ -198,18 +198,6 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 	return r
 }
 
-// pause lets the load run for d.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("interrupted: %w", ctx.Err())
-	}
-}
-
 // replace is one step: stop id gracefully, start it on the new release,
 // wait for it to be ready and for the cluster to be healthy. It returns
 // the step and the leader afterwards.

@@ -1,14 +1,14 @@
 package e2e
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // Cluster is a cluster of real arbor processes on 127.0.0.1, secured as
@@ -39,24 +39,21 @@ func StartCluster(t testing.TB, size int, args ...string) *Cluster {
 	if code, out := Run(t, "certs", "init", "--dir", c.PKI, "--hosts", strings.Join(names, ",")); code != 0 {
 		t.Fatalf("arbor certs init: exit %d\n%s", code, out)
 	}
-	raftPorts, gossipPorts := freePorts(t, size), freePorts(t, size)
+	// Raft and gossip ports; HTTP is 127.0.0.1:0 (StartNode).
+	ports, err := testcluster.FreePorts(2 * size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gossip := map[string]string{}
 	for i, name := range names {
-		var join []string
-		for j := range names {
-			if j != i {
-				join = append(join, "127.0.0.1:"+strconv.Itoa(gossipPorts[j]))
-			}
-		}
-		nodeArgs := []string{
-			"--raft-addr", "127.0.0.1:" + strconv.Itoa(raftPorts[i]),
-			"--gossip-addr", "127.0.0.1:" + strconv.Itoa(gossipPorts[i]),
-			"--join", strings.Join(join, ","),
-			"--bootstrap-expect", strconv.Itoa(size),
-			"--tls-ca", filepath.Join(c.PKI, "ca.pem"),
-			"--tls-cert", filepath.Join(c.PKI, name+".pem"),
-			"--tls-key", filepath.Join(c.PKI, name+"-key.pem"),
-			"--gossip-key", filepath.Join(c.PKI, "gossip.key"),
-		}
+		gossip[name] = testcluster.Loopback(ports[size+i])
+	}
+	for i, name := range names {
+		join := testcluster.Peers(names, name, func(m string) string { return gossip[m] })
+		nodeArgs := append([]string{
+			"--raft-addr", testcluster.Loopback(ports[i]),
+			"--gossip-addr", gossip[name],
+		}, testcluster.ClusterFlags(name, c.PKI, join, size)...)
 		c.Nodes = append(c.Nodes, StartNode(t, Options{
 			Name:      name,
 			Args:      append(nodeArgs, args...),
@@ -85,64 +82,8 @@ func (c *Cluster) checkNoRaces(t testing.TB) {
 	}
 }
 
-// freePorts returns n distinct ports free for TCP and UDP on 127.0.0.1
-// (memberlist uses both on its port). They are released before use, so
-// another process could take one meanwhile; on loopback that is rare.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ports []int
-	var held []interface{ Close() error }
-	defer func() {
-		for _, h := range held {
-			h.Close()
-		}
-	}()
-	for attempt := 0; len(ports) < n && attempt < 100; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, ln)
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		held = append(held, pc)
-		ports = append(ports, port)
-	}
-	if len(ports) < n {
-		t.Fatalf("found %d free TCP+UDP ports of %d", len(ports), n)
-	}
-	return ports
-}
-
 // nodeStatus is the part of /status the tests read.
-type nodeStatus struct {
-	NodeID             string `json:"node_id"`
-	Role               string `json:"role"`
-	Leader             string `json:"leader"`
-	Term               uint64 `json:"term"`
-	CommitIndex        uint64 `json:"commit_index"`
-	AppliedIndex       uint64 `json:"applied_index"`
-	Ready              bool   `json:"ready"`
-	Health             string `json:"health"`
-	SnapshotsInstalled uint64 `json:"snapshots_installed"`
-	LastSnapshot       *struct {
-		Index uint64 `json:"index"`
-	} `json:"last_snapshot"`
-	Members []struct {
-		ID         string `json:"id"`
-		Suffrage   string `json:"suffrage"`
-		Health     string `json:"health"`
-		Self       bool   `json:"self"`
-		CatchingUp bool   `json:"catching_up"`
-		Versions   *struct {
-			EntryFormat    int `json:"entry_format"`
-			SnapshotFormat int `json:"snapshot_format"`
-		} `json:"versions"`
-	} `json:"members"`
-}
+type nodeStatus = testcluster.Status
 
 // Status reads the node's /status; ok is false if it did not answer 200.
 func (n *Node) Status() (nodeStatus, bool) {
@@ -150,11 +91,8 @@ func (n *Node) Status() (nodeStatus, bool) {
 	if err != nil || r.Status != 200 {
 		return nodeStatus{}, false
 	}
-	var st nodeStatus
-	if err := json.Unmarshal([]byte(r.Body), &st); err != nil {
-		return nodeStatus{}, false
-	}
-	return st, true
+	st, err := testcluster.ParseStatus([]byte(r.Body))
+	return st, err == nil
 }
 
 // WaitStable waits until every one of nodes is ready and they name the
@@ -165,24 +103,26 @@ func (c *Cluster) WaitStable(t testing.TB, nodes ...*Node) *Node {
 	var last string
 	poll(t, clusterReadyTimeout, "the nodes to agree on a leader and be ready", func() bool {
 		leader = nil
-		name := ""
+		var names []string
+		byName := map[string]*Node{}
 		for _, n := range nodes {
+			names = append(names, n.Name)
+			byName[n.Name] = n
+		}
+		name, err := testcluster.OneLeader(names, func(name string) (nodeStatus, error) {
+			n := byName[name]
 			if n.current().exited() {
 				t.Fatalf("%s exited", n.Name)
 			}
 			st, ok := n.Status()
-			switch {
-			case !ok:
-				last = n.Name + ": no status"
-				return false
-			case !st.Ready:
-				last = fmt.Sprintf("%s: not ready: %s", n.Name, st.Health)
-				return false
-			case name != "" && st.Leader != name:
-				last = fmt.Sprintf("%s says the leader is %q, another node %q", n.Name, st.Leader, name)
-				return false
+			if !ok {
+				return st, errors.New(n.Name + ": no status")
 			}
-			name = st.Leader
+			return st, nil
+		})
+		if err != nil {
+			last = err.Error()
+			return false
 		}
 		leader = c.Node(name)
 		if leader == nil || !containsNode(nodes, leader) {

@@ -15,13 +15,11 @@
 package e2e
 
 import (
-	"bytes"
+	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +29,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // AdminSecret is the --admin-secret of every harness node; Do sends it.
@@ -116,11 +117,14 @@ type Node struct {
 
 // process is one run of the binary.
 type process struct {
-	cmd  *exec.Cmd
+	*testcluster.Proc
+	cmd  *exec.Cmd // Proc.Cmd(): cmd.Process.Pid is the process's pid
 	logs lockedBuffer
-	done chan struct{} // closed when the process has exited
-	err  error         // cmd.Wait's result, set before done is closed
 }
+
+// lockedBuffer collects a process's output; the process writes while the
+// test reads.
+type lockedBuffer = testcluster.Buffer
 
 // StartNode starts `arbor serve` with --http-addr 127.0.0.1:0, --raft-addr
 // 127.0.0.1:0, a fresh data directory, the production Raft timing and
@@ -146,12 +150,7 @@ func StartNode(t testing.TB, opts Options) *Node {
 		"--raft-addr", "127.0.0.1:0",
 		"--admin-secret", AdminSecret,
 	}, opts.Args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ARBOR_") {
-			n.env = append(n.env, kv)
-		}
-	}
-	n.env = append(n.env, opts.Env...)
+	n.env = testcluster.Environ(opts.Env...)
 	t.Cleanup(func() { n.cleanup(t) })
 	n.start(t)
 	return n
@@ -175,18 +174,12 @@ func (n *Node) start(t testing.TB) {
 	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
-	p := &process{cmd: exec.Command(arborBin, n.args...), done: make(chan struct{})}
-	p.cmd.Env = n.env
-	p.cmd.Stdout = &p.logs
-	p.cmd.Stderr = &p.logs
-	p.cmd.SysProcAttr = procAttr()
-	if err := p.cmd.Start(); err != nil {
+	p := &process{}
+	proc, err := testcluster.Start(testcluster.Command{Binary: arborBin, Args: n.args, Env: n.env, Output: &p.logs})
+	if err != nil {
 		t.Fatalf("start %s: %v", n.Name, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p.Proc, p.cmd = proc, proc.Cmd()
 	n.mu.Lock()
 	n.proc, n.addr, n.client = p, "", nil
 	n.procs = append(n.procs, p)
@@ -195,7 +188,7 @@ func (n *Node) start(t testing.TB) {
 	var addr string
 	poll(t, addrTimeout, fmt.Sprintf("%s to write %s", n.Name, addrFile), func() bool {
 		if p.exited() {
-			t.Fatalf("%s exited during start-up (%v)", n.Name, p.err)
+			t.Fatalf("%s exited during start-up (%v)", n.Name, p.Err())
 		}
 		b, err := os.ReadFile(addrFile)
 		addr = strings.TrimSpace(string(b))
@@ -250,28 +243,7 @@ func (n *Node) Do(t testing.TB, method, path, body string, headers ...string) Re
 // TryDo is Do returning the transport error instead of failing, for
 // requests that may legitimately get no answer (a node being killed).
 func (n *Node) TryDo(method, path, body string, headers ...string) (Response, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, n.URL(path), rd)
-	if err != nil {
-		return Response{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+AdminSecret)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := n.Client().Do(req)
-	if err != nil {
-		return Response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return Response{}, err
-	}
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}, nil
+	return n.TryDoWith(n.Client(), AdminSecret, method, path, body, headers...)
 }
 
 // WaitReady polls /readyz until it answers 200.
@@ -318,12 +290,10 @@ func (n *Node) Signal(t testing.TB, sig os.Signal) {
 // its exit code; ok is false if it is still running.
 func (n *Node) Wait(timeout time.Duration) (code int, ok bool) {
 	p := n.current()
-	select {
-	case <-p.done:
-		return p.cmd.ProcessState.ExitCode(), true
-	case <-time.After(timeout):
+	if !p.WaitExit(context.Background(), timeout) {
 		return 0, false
 	}
+	return p.ExitCode(), true
 }
 
 func (n *Node) signalAndWait(t testing.TB, sig os.Signal) int {
@@ -363,26 +333,24 @@ func (n *Node) cleanup(t testing.TB) {
 	procs := n.procs
 	n.mu.Unlock()
 	for _, p := range procs {
-		if !p.exited() {
-			p.cmd.Process.Kill()
-			<-p.done
+		if err := p.Kill(stopTimeout); err != nil {
+			t.Errorf("%s: %v", n.Name, err)
 		}
 	}
 	if t.Failed() {
 		for i, p := range procs {
-			t.Logf("--- %s, process %d of %d (%s), output:\n%s", n.Name, i+1, len(procs), p.cmd.ProcessState, p.logs.String())
+			t.Logf("--- %s, process %d of %d (%s), output:\n%s", n.Name, i+1, len(procs), p.State(), p.logs.String())
 		}
 	}
 }
 
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+// exited reports whether the process has exited.
+func (p *process) exited() bool { return p.Exited() }
+
+// procAttr makes the kernel kill a process the test starts if the test
+// binary dies first (on Linux), so an interrupted test run leaves no
+// arbor processes behind.
+func procAttr() *syscall.SysProcAttr { return testcluster.SysProcAttr(false) }
 
 // Run runs the binary once with args (a CLI command, or a serve expected
 // to fail) and returns its exit code and combined output, failing the test
@@ -390,37 +358,23 @@ func (p *process) exited() bool {
 func Run(t testing.TB, args ...string) (code int, output string) {
 	t.Helper()
 	var out lockedBuffer
-	cmd := exec.Command(arborBin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
+	p, err := testcluster.Start(testcluster.Command{Binary: arborBin, Args: args, Output: &out})
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(stopTimeout):
-		cmd.Process.Kill()
-		<-done
+	if !p.WaitExit(context.Background(), stopTimeout) {
+		p.Kill(stopTimeout)
 		t.Fatalf("arbor %q still running after %s; output:\n%s", args, stopTimeout, out.String())
 	}
-	return cmd.ProcessState.ExitCode(), out.String()
+	return p.ExitCode(), out.String()
 }
 
 // NewClient returns an HTTPS client that trusts only the certificates in
 // the PEM file trustFile.
 func NewClient(trustFile string) (*http.Client, error) {
-	pem, err := os.ReadFile(trustFile)
+	roots, err := client.LoadCA(trustFile)
 	if err != nil {
 		return nil, err
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("no certificate in %s", trustFile)
 	}
 	return &http.Client{
 		Timeout:   requestTimeout,
@@ -432,34 +386,20 @@ func NewClient(trustFile string) (*http.Client, error) {
 // test after timeout; detail, if given, adds to the failure message.
 func poll(t testing.TB, timeout time.Duration, what string, cond func() bool, detail ...func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			msg := fmt.Sprintf("timed out after %s waiting for %s", timeout, what)
-			for _, d := range detail {
-				msg += "; " + d()
-			}
-			t.Fatal(msg)
+	err := testcluster.Poll(context.Background(), timeout, pollInterval, func(context.Context) error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(pollInterval)
+		return errNotYet
+	})
+	if err != nil {
+		msg := fmt.Sprintf("timed out after %s waiting for %s", timeout, what)
+		for _, d := range detail {
+			msg += "; " + d()
+		}
+		t.Fatal(msg)
 	}
 }
 
-// lockedBuffer collects a process's output; the process writes while the
-// test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// errNotYet is the complaint of a poll condition that does not hold yet.
+var errNotYet = errors.New("not yet")

@@ -7,11 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // ErrUnsupported is returned for a fault the backend cannot inject.
@@ -86,25 +87,44 @@ func (o NodeOptions) flags() []string {
 		f = append(f, "--write-timeout", o.WriteTimeout.String())
 	}
 	if o.SnapshotThreshold > 0 {
-		f = append(f, "--snapshot-threshold", itoa(o.SnapshotThreshold))
+		f = append(f, "--snapshot-threshold", strconv.Itoa(o.SnapshotThreshold))
 	}
 	if o.TrailingLogs > 0 {
-		f = append(f, "--trailing-logs", itoa(o.TrailingLogs))
+		f = append(f, "--trailing-logs", strconv.Itoa(o.TrailingLogs))
 	}
 	return append(f, o.Extra...)
 }
 
-// wipeDir removes everything inside dir, keeping dir itself (a container
-// has it mounted).
-func wipeDir(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("nemesis: wipe: %w", err)
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("nemesis: wipe: %w", err)
+// addrBook holds the nodes' HTTPS addresses for a backend.
+type addrBook struct {
+	mu    sync.Mutex
+	addrs map[string]string // node → host:port on 127.0.0.1
+}
+
+func (b *addrBook) setAddrs(addrs map[string]string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.addrs = addrs
+}
+
+// Endpoints implements Backend.
+func (b *addrBook) Endpoints() []client.Endpoint {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var eps []client.Endpoint
+	for _, n := range NodeNames {
+		if a, ok := b.addrs[n]; ok {
+			eps = append(eps, client.Endpoint{Node: n, Addr: a})
 		}
+	}
+	return eps
+}
+
+// wipe empties a node's data directory, keeping the directory itself (a
+// container has it mounted).
+func wipe(dir string) error {
+	if err := testcluster.WipeDir(dir); err != nil {
+		return fmt.Errorf("nemesis: wipe: %w", err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // GracefulStopLimit is how fast a SIGTERM must end a node (SPEC §10).
@@ -43,9 +42,7 @@ type Event struct {
 }
 
 // Requester sends an HTTPS request to a node (*client.Client does).
-type Requester interface {
-	Do(ctx context.Context, node, method, path, body string, headers ...string) (client.Response, error)
-}
+type Requester = testcluster.Requester
 
 // Nemesis carries out a plan against a backend.
 type Nemesis struct {
@@ -122,16 +119,7 @@ func cutText(cut []string) string {
 }
 
 // wait sleeps d unless ctx ends first; it reports whether d passed.
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func wait(ctx context.Context, d time.Duration) bool { return testcluster.Sleep(ctx, d) }
 
 // inject starts the fault of step s.
 func (n *Nemesis) inject(ctx context.Context, i int, s Step, rng *rand.Rand) Event {
@@ -335,34 +323,9 @@ func (n *Nemesis) awaitRecovery(ctx context.Context, ev *Event) {
 	n.logf("step %d: recovered in %s", ev.Step, took.Round(time.Millisecond))
 }
 
-// status is the part of /status the nemesis reads.
-type status struct {
-	NodeID       string `json:"node_id"`
-	Role         string `json:"role"`
-	Leader       string `json:"leader"`
-	Term         uint64 `json:"term"`
-	AppliedIndex uint64 `json:"applied_index"`
-	CommitIndex  uint64 `json:"commit_index"`
-	Ready        bool   `json:"ready"`
-	Health       string `json:"health"`
-}
-
 // Status reads node's /status.
-func (n *Nemesis) Status(ctx context.Context, node string) (status, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	r, err := n.Admin.Do(ctx, node, "GET", "/status", "")
-	if err != nil {
-		return status{}, err
-	}
-	if r.Status != 200 {
-		return status{}, fmt.Errorf("/status on %s: %d", node, r.Status)
-	}
-	var st status
-	if err := json.Unmarshal(r.Body, &st); err != nil {
-		return status{}, fmt.Errorf("/status on %s: %w", node, err)
-	}
-	return st, nil
+func (n *Nemesis) Status(ctx context.Context, node string) (testcluster.Status, error) {
+	return testcluster.GetStatus(ctx, n.Admin, node)
 }
 
 // Leader returns the node that says it leads, with the highest term
@@ -382,35 +345,14 @@ func (n *Nemesis) Leader(ctx context.Context) string {
 // or timeout passes; it returns how long that took.
 func (n *Nemesis) AwaitStable(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	deadline := start.Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
-		last = n.stable(ctx)
-		if last == nil {
-			return time.Since(start), nil
-		}
-		if !wait(ctx, 200*time.Millisecond) {
-			return time.Since(start), ctx.Err()
-		}
+	err := testcluster.Poll(ctx, timeout, 200*time.Millisecond, func(pctx context.Context) error {
+		_, err := testcluster.OneLeader(n.B.Nodes(), func(node string) (testcluster.Status, error) {
+			return n.Status(pctx, node)
+		})
+		return err
+	})
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err()
 	}
-	return time.Since(start), last
-}
-
-func (n *Nemesis) stable(ctx context.Context) error {
-	leader := ""
-	for _, node := range n.B.Nodes() {
-		st, err := n.Status(ctx, node)
-		switch {
-		case err != nil:
-			return err
-		case !st.Ready:
-			return fmt.Errorf("%s not ready: %s", node, st.Health)
-		case st.Leader == "":
-			return fmt.Errorf("%s knows no leader", node)
-		case leader != "" && st.Leader != leader:
-			return fmt.Errorf("%s says the leader is %s, another node %s", node, st.Leader, leader)
-		}
-		leader = st.Leader
-	}
-	return nil
+	return time.Since(start), err
 }

@@ -3,8 +3,6 @@ package nemesis
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -331,25 +329,5 @@ func TestNemesisWatchesTheIsolatedNodesReadiness(t *testing.T) {
 	ev = n.Events()[0]
 	if ev.NotReadyAfter != -1 || len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "/readyz") {
 		t.Errorf("event %+v", ev)
-	}
-}
-
-// TestWipeDirKeepsTheDirectory: a wipe empties a node's data directory
-// but keeps the directory itself, which a container has mounted.
-func TestWipeDirKeepsTheDirectory(t *testing.T) {
-	dir := t.TempDir()
-	for _, p := range []string{"raft.db", "snapshots/1-2-3/state.bin", "tls/cert.pem"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := wipeDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
-		t.Fatalf("after the wipe: %v %v", entries, err)
 	}
 }

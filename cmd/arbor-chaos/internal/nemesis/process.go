@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/internal/client"
+	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
 
 // stopWait bounds how long a node may take to exit after SIGKILL (or
@@ -40,17 +36,15 @@ type Process struct {
 	Dir    string // working directory: pki/, nodes/nX, logs/
 	Opts   NodeOptions
 
+	addrBook
+
 	mu    sync.Mutex
 	nodes map[string]*procNode
 }
 
 type procNode struct {
-	name             string
-	args             []string
-	log              string // log file, appended to by every run
-	http, raft, goss int
-	cmd              *exec.Cmd
-	done             chan struct{} // closed when cmd exited
+	*testcluster.LocalNode
+	args []string // after the binary
 }
 
 // Name implements Backend.
@@ -60,108 +54,45 @@ func (p *Process) Name() string { return "process" }
 func (p *Process) Nodes() []string { return NodeNames }
 
 // CAFile implements Backend.
-func (p *Process) CAFile() string { return filepath.Join(p.Dir, "pki", "ca.pem") }
+func (p *Process) CAFile() string { return testcluster.Layout(p.Dir).CAFile() }
 
 // Partitions implements Backend.
 func (p *Process) Partitions() bool { return false }
 
 // Setup implements Backend.
 func (p *Process) Setup(ctx context.Context) error {
-	pki := filepath.Join(p.Dir, "pki")
-	out, err := exec.CommandContext(ctx, p.Binary, "certs", "init", "--dir", pki, "--hosts", strings.Join(NodeNames, ",")).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("arbor certs init: %w\n%s", err, out)
+	l := testcluster.Layout(p.Dir)
+	if err := testcluster.CertsInit(ctx, p.Binary, l.PKI(), NodeNames); err != nil {
+		return err
 	}
-	ports, err := freePorts(3 * len(NodeNames))
+	serves, err := testcluster.LocalServes(l, NodeNames)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	p.nodes = map[string]*procNode{}
-	for i, name := range NodeNames {
-		p.nodes[name] = &procNode{name: name, http: ports[3*i], raft: ports[3*i+1], goss: ports[3*i+2]}
-	}
-	for _, n := range p.nodes {
-		var join []string
-		for _, m := range p.nodes {
-			if m != n {
-				join = append(join, "127.0.0.1:"+strconv.Itoa(m.goss))
-			}
-		}
-		dataDir := filepath.Join(p.Dir, "nodes", n.name)
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			p.mu.Unlock()
-			return fmt.Errorf("nemesis: %w", err)
-		}
-		n.log = filepath.Join(p.Dir, "logs", n.name+".log")
-		n.args = append([]string{"serve",
-			"--node-id", n.name,
-			"--data-dir", dataDir,
-			"--http-addr", "127.0.0.1:" + strconv.Itoa(n.http),
-			"--raft-addr", "127.0.0.1:" + strconv.Itoa(n.raft),
-			"--gossip-addr", "127.0.0.1:" + strconv.Itoa(n.goss),
-			"--join", strings.Join(join, ","),
-			"--bootstrap-expect", strconv.Itoa(len(NodeNames)),
-			"--tls-ca", filepath.Join(pki, "ca.pem"),
-			"--tls-cert", filepath.Join(pki, n.name+".pem"),
-			"--tls-key", filepath.Join(pki, n.name+"-key.pem"),
-			"--gossip-key", filepath.Join(pki, "gossip.key"),
-		}, p.Opts.flags()...)
-	}
-	p.mu.Unlock()
-	if err := os.MkdirAll(filepath.Join(p.Dir, "logs"), 0o755); err != nil {
+	if err := os.MkdirAll(l.LogDir(), 0o755); err != nil {
 		return fmt.Errorf("nemesis: %w", err)
 	}
+	nodes, addrs := map[string]*procNode{}, map[string]string{}
+	for _, s := range serves {
+		if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+			return fmt.Errorf("nemesis: %w", err)
+		}
+		nodes[s.Node] = &procNode{
+			LocalNode: &testcluster.LocalNode{Name: s.Node, LogFile: l.LogFile(s.Node), Tool: "arbor-chaos"},
+			args:      append(s.Args(), p.Opts.flags()...),
+		}
+		addrs[s.Node] = s.HTTPAddr
+	}
+	p.setAddrs(addrs)
+	p.mu.Lock()
+	p.nodes = nodes
+	p.mu.Unlock()
 	for _, name := range NodeNames {
 		if err := p.Start(ctx, name); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// freePorts returns n distinct ports free for TCP and UDP on 127.0.0.1
-// (gossip uses both). They are released before use; on loopback another
-// process taking one meanwhile is rare, and would show as a failed start.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var held []interface{ Close() error }
-	defer func() {
-		for _, h := range held {
-			h.Close()
-		}
-	}()
-	for attempt := 0; len(ports) < n && attempt < 100; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("nemesis: free port: %w", err)
-		}
-		held = append(held, ln)
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		held = append(held, pc)
-		ports = append(ports, port)
-	}
-	if len(ports) < n {
-		return nil, fmt.Errorf("nemesis: found %d free ports of %d", len(ports), n)
-	}
-	return ports, nil
-}
-
-// Endpoints implements Backend.
-func (p *Process) Endpoints() []client.Endpoint {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var eps []client.Endpoint
-	for _, name := range NodeNames {
-		if n, ok := p.nodes[name]; ok {
-			eps = append(eps, client.Endpoint{Node: name, Addr: "127.0.0.1:" + strconv.Itoa(n.http)})
-		}
-	}
-	return eps
 }
 
 func (p *Process) node(name string) (*procNode, error) {
@@ -174,102 +105,40 @@ func (p *Process) node(name string) (*procNode, error) {
 	return n, nil
 }
 
-// Start implements Backend.
+// Start implements Backend. The process outlives the request to start it
+// (ctx) and is ended by Kill, Stop or Cleanup. It has its own process
+// group (a ^C meant for the runner does not reach the nodes before the
+// runner can record it) and, on Linux, dies with the runner.
 func (p *Process) Start(_ context.Context, name string) error {
 	n, err := p.node(name)
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n.cmd != nil && !exited(n.done) {
-		return fmt.Errorf("nemesis: %s is already running", name)
-	}
-	logf, err := os.OpenFile(n.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	if err := n.Start(p.Binary, n.args...); err != nil {
 		return fmt.Errorf("nemesis: %w", err)
 	}
-	fmt.Fprintf(logf, "=== arbor-chaos: starting %s at %s\n", name, time.Now().UTC().Format(time.RFC3339Nano))
-	// Not bound to ctx: the process outlives the request to start it and
-	// is ended by Kill, Stop or Cleanup.
-	cmd := exec.Command(p.Binary, n.args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Own process group (a ^C meant for the runner does not reach the
-	// nodes before the runner can record it) and killed with the runner
-	// if the runner dies first, so no node outlives a run.
-	cmd.SysProcAttr = procAttr()
-	// ARBOR_* variables of the caller's environment would change the
-	// nodes' flags behind the runner's back.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ARBOR_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("nemesis: start %s: %w", name, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		logf.Close()
-		close(done)
-	}()
-	n.cmd, n.done = cmd, done
 	return nil
 }
 
-func exited(done chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
-}
-
 // signal sends sig to the node's current process.
-func (p *Process) signal(name string, sig syscall.Signal) (*procNode, error) {
+func (p *Process) signal(ctx context.Context, name string, sig syscall.Signal) (*procNode, error) {
 	n, err := p.node(name)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	cmd, done := n.cmd, n.done
-	p.mu.Unlock()
-	if cmd == nil || exited(done) {
-		return n, fmt.Errorf("nemesis: %s is not running", name)
-	}
-	if err := cmd.Process.Signal(sig); err != nil {
-		return n, fmt.Errorf("nemesis: %s to %s: %w", sig, name, err)
+	if err := n.Signal(ctx, sig); err != nil {
+		return n, fmt.Errorf("nemesis: %w", err)
 	}
 	return n, nil
 }
 
-// wait waits for the node's current process to exit, at most d.
-func (p *Process) wait(ctx context.Context, n *procNode, d time.Duration) bool {
-	p.mu.Lock()
-	done := n.done
-	p.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // Kill implements Backend. A paused process dies of SIGKILL too.
 func (p *Process) Kill(ctx context.Context, name string) error {
-	n, err := p.signal(name, syscall.SIGKILL)
+	n, err := p.signal(ctx, name, syscall.SIGKILL)
 	if err != nil {
 		return err
 	}
-	if !p.wait(ctx, n, stopWait) {
+	if !n.WaitExit(ctx, stopWait) {
 		return fmt.Errorf("nemesis: %s did not exit after SIGKILL", name)
 	}
 	return nil
@@ -277,39 +146,41 @@ func (p *Process) Kill(ctx context.Context, name string) error {
 
 // Wipe implements Backend.
 func (p *Process) Wipe(_ context.Context, name string) error {
-	return wipeDir(filepath.Join(p.Dir, "nodes", name))
+	return wipe(testcluster.Layout(p.Dir).NodeDir(name))
 }
 
 // Stop implements Backend. A node still running stopGrace after SIGTERM
 // gets SIGQUIT, which makes the Go runtime write every goroutine's stack
 // to its log and exit: the dump shows what the shutdown waited for.
 func (p *Process) Stop(ctx context.Context, name string) (time.Duration, error) {
-	start := time.Now()
-	n, err := p.signal(name, syscall.SIGTERM)
+	n, err := p.node(name)
 	if err != nil {
 		return 0, err
 	}
-	if p.wait(ctx, n, stopGrace) {
-		return time.Since(start), nil
+	took, graceful, err := testcluster.StopWithDump(ctx, n, stopGrace, dumpWait, stopWait)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("nemesis: %w", err)
+	case !graceful:
+		return took, stillRunning(name)
 	}
-	p.signal(name, syscall.SIGQUIT)
-	if !p.wait(context.Background(), n, dumpWait) {
-		p.signal(name, syscall.SIGKILL)
-		p.wait(context.Background(), n, stopWait)
-	}
-	took := time.Since(start)
-	return took, fmt.Errorf("nemesis: %s still running %s after SIGTERM; goroutine dump (SIGQUIT) in its log", name, stopGrace)
+	return took, nil
+}
+
+// stillRunning is the failure of a graceful stop.
+func stillRunning(node string) error {
+	return fmt.Errorf("nemesis: %s still running %s after SIGTERM; goroutine dump (SIGQUIT) in its log", node, stopGrace)
 }
 
 // Pause implements Backend.
-func (p *Process) Pause(_ context.Context, name string) error {
-	_, err := p.signal(name, syscall.SIGSTOP)
+func (p *Process) Pause(ctx context.Context, name string) error {
+	_, err := p.signal(ctx, name, syscall.SIGSTOP)
 	return err
 }
 
 // Resume implements Backend.
-func (p *Process) Resume(_ context.Context, name string) error {
-	_, err := p.signal(name, syscall.SIGCONT)
+func (p *Process) Resume(ctx context.Context, name string) error {
+	_, err := p.signal(ctx, name, syscall.SIGCONT)
 	return err
 }
 
@@ -322,7 +193,7 @@ func (p *Process) Heal(context.Context) error { return nil }
 
 // CollectLogs implements Backend: the logs are already in Dir/logs.
 func (p *Process) CollectLogs(_ context.Context, dir string) error {
-	if filepath.Clean(dir) == filepath.Join(p.Dir, "logs") {
+	if filepath.Clean(dir) == testcluster.Layout(p.Dir).LogDir() {
 		return nil
 	}
 	var errs []error
@@ -331,7 +202,7 @@ func (p *Process) CollectLogs(_ context.Context, dir string) error {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(n.log)
+		b, err := os.ReadFile(n.LogFile)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, name+".log"), b, 0o644)
 		}
@@ -351,19 +222,9 @@ func (p *Process) Cleanup(context.Context) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, n := range nodes {
-		p.mu.Lock()
-		cmd, done := n.cmd, n.done
-		p.mu.Unlock()
-		if cmd == nil || exited(done) {
-			continue
-		}
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Signal(syscall.SIGKILL)
-		if !p.wait(context.Background(), n, stopWait) {
-			errs = append(errs, fmt.Errorf("nemesis: %s (pid %d) did not exit", n.name, cmd.Process.Pid))
+		if err := n.Kill(stopWait); err != nil {
+			errs = append(errs, fmt.Errorf("nemesis: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
