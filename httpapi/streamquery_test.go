@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/httpapi/ssetest"
 
 	"github.com/arbordb/arbor/fsm"
 )
@@ -567,105 +567,22 @@ func TestQueryWatches(t *testing.T) {
 	}
 }
 
-// clientCopy is what a client holds after frames ("put {…}", "patch
-// {…}"), applied as the Firebase SDKs apply them, normalised
-// (decodeNormal).
+// clientCopy is what a client holds after frames (ssetest.Copy).
 func clientCopy(t *testing.T, frames []string) any {
 	t.Helper()
-	var held any
-	for _, f := range frames {
-		name, data, _ := strings.Cut(f, " ")
-		var ev struct {
-			Path string
-			Data json.RawMessage
-		}
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			t.Fatalf("frame %q: %v", f, err)
-		}
-		at := splitPath(ev.Path)
-		switch name {
-		case "put":
-			held = setIn(held, at, decodeNormal(t, string(ev.Data)))
-		case "patch":
-			var fields map[string]json.RawMessage
-			if err := json.Unmarshal(ev.Data, &fields); err != nil {
-				t.Fatalf("patch %q: %v", f, err)
-			}
-			for k, v := range fields {
-				held = setIn(held, append(at[:len(at):len(at)], splitPath(k)...), decodeNormal(t, string(v)))
-			}
-		default:
-			t.Fatalf("unexpected frame %q", f)
-		}
+	held, err := ssetest.Copy(frames)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return held
 }
 
-func splitPath(p string) []string {
-	var out []string
-	for _, k := range strings.Split(p, "/") {
-		if k != "" {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// decodeNormal decodes JSON into the tree it stands for: arrays become
-// objects keyed by index, nulls and empty objects vanish (SPEC §1).
+// decodeNormal decodes JSON into the tree it stands for (ssetest.Normal).
 func decodeNormal(t *testing.T, s string) any {
 	t.Helper()
-	d := json.NewDecoder(bytes.NewReader([]byte(s)))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("decode %q: %v", s, err)
+	v, err := ssetest.Normal(s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return normal(v)
-}
-
-func normal(v any) any {
-	var m map[string]any
-	switch x := v.(type) {
-	case []any:
-		m = map[string]any{}
-		for i, e := range x {
-			m[fmt.Sprint(i)] = e
-		}
-	case map[string]any:
-		m = x
-	default:
-		return v
-	}
-	out := map[string]any{}
-	for k, e := range m {
-		if n := normal(e); n != nil {
-			out[k] = n
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// setIn returns tree with v at path, pruning emptied objects.
-func setIn(tree any, path []string, v any) any {
-	if len(path) == 0 {
-		return v
-	}
-	m, _ := tree.(map[string]any)
-	out := map[string]any{}
-	for k, e := range m {
-		out[k] = e
-	}
-	if c := setIn(out[path[0]], path[1:], v); c != nil {
-		out[path[0]] = c
-	} else {
-		delete(out, path[0])
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return v
 }
