@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -179,11 +181,21 @@ func readJSON(t *testing.T, n *Node, path string, linearizable bool) string {
 
 func propose(t *testing.T, n *Node, c fsm.Command) fsm.Answer {
 	t.Helper()
-	res, err := n.Propose(context.Background(), c, fsm.AnswerOptions{})
-	if err != nil {
-		t.Fatalf("Propose(%v %s %s): %v", c.Kind, c.Path, c.Body, err)
+	// A plain set is idempotent, so, like a client, retry it when the
+	// cluster lost its leader on the way (a busy machine can cost one
+	// election even with these timers); any other command fails at once.
+	retry := c.Kind == fsm.CmdSet && !c.HasIfMatch && !bytes.Contains(c.Body, []byte(".sv"))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := n.Propose(context.Background(), c, fsm.AnswerOptions{})
+		if err == nil {
+			return res
+		}
+		if !retry || time.Now().After(deadline) || !(errors.Is(err, fsm.ErrNoLeader) || errors.Is(err, fsm.ErrTimeout) || errors.Is(err, fsm.ErrNotReady)) {
+			t.Fatalf("Propose(%v %s %s): %v", c.Kind, c.Path, c.Body, err)
+		}
+		time.Sleep(20 * time.Millisecond) // a client's back-off, bounded by the deadline
 	}
-	return res
 }
 
 // openStoresForTest opens the data directory's stores the way New does,
