@@ -34,17 +34,22 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if err := n.CanPropose(c.Kind); err != nil {
 		return fsm.Answer{}, err
 	}
-	if c.As != nil {
+	// The members' formats are looked up once: each lookup asks Raft for
+	// its configuration, which is not free on a hot path, and a judged
+	// write needs them twice.
+	format, err := n.clusterFormat()
+	if c.As != nil && (err != nil || !n.allows(fsm.CmdAs, format)) {
+		// A judged write is a CmdAs entry, which older releases cannot
+		// apply: refused, with the reason, until every member can.
 		if err := n.CanPropose(fsm.CmdAs); err != nil {
 			return fsm.Answer{}, err
 		}
 	}
-	ctx, cancel := n.bound(ctx)
-	defer cancel()
-	format, err := n.clusterFormat()
 	if err != nil {
 		format = baseEntryFormat // the leader decides again; what every release applies is safe
 	}
+	ctx, cancel := n.bound(ctx)
+	defer cancel()
 	var data []byte
 	if c.Parsed && n.allows(c.Kind.ParsedKind(), format) {
 		data = c.EncodeParsed()

@@ -112,12 +112,18 @@ func (f *FSM) ReadAs(p Path, a *Access) (ReadResult, error) {
 // ErrDenied if the rules refuse it, nil otherwise — also when c would
 // fail for another reason, which Apply reports. A refusal here is only as
 // certain as the state is fresh; callers that want to refuse early do so
-// on a state that is up to date with the log, and Apply judges again.
+// on a state that is up to date with the log, and Apply judges again. A
+// plain Set that the rules allow on what can be known without applying it
+// is allowed without copying the tree (allowedWithoutApply).
 func (f *FSM) Judge(c Command) error {
 	if c.As == nil {
 		return nil
 	}
-	s := f.cur.Load().clone()
+	cur := f.cur.Load()
+	if allowedWithoutApply(cur, &c) {
+		return nil
+	}
+	s := cur.clone()
 	s.chunks = nil
 	// The judged state is thrown away: keeping its indexes would be wasted
 	// work (and would copy-on-write trees Apply is copying too).

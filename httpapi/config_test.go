@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -60,7 +62,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.AdminSecrets[0] = "two"
-	if !s.isAdmin("one") || s.isAdmin("two") {
+	if !s.isAdmin(idtoken.NewToken("one")) || s.isAdmin(idtoken.NewToken("two")) {
 		t.Error("the server shares the caller's AdminSecrets slice")
 	}
 }

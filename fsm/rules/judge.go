@@ -6,6 +6,7 @@ package rules
 // filters).
 func (r *Ruleset) CanRead(path []string, env *Env) bool {
 	ev := newEvaluator(env)
+	defer ev.release()
 	rn, node := r.root, ev.root
 	for i := 0; ; i++ {
 		if rn.read != nil {
@@ -37,7 +38,8 @@ func (r *Ruleset) CanRead(path []string, env *Env) bool {
 // whose old and new values are Same are skipped. A write with no paths is
 // denied.
 func (r *Ruleset) CanWrite(paths [][]string, env *Env) bool {
-	ok, _ := r.canWrite(paths, env)
+	ok, ev := r.canWrite(paths, env)
+	ev.release()
 	return ok
 }
 
@@ -51,6 +53,7 @@ func (r *Ruleset) canWrite(paths [][]string, env *Env) (bool, *evaluator) {
 	trie := newWriteTrie(paths)
 	ev.budget += perNodeBudget * len(paths)
 	w := &writeJudge{ev: ev}
+	w.path = w.buf[:0]
 	return w.judge(trie, r.root, 0, ev.root, ev.newRoot, false), ev
 }
 
@@ -70,6 +73,9 @@ type writeTrie struct {
 
 // newWriteTrie builds the trie of paths and returns its root.
 func newWriteTrie(paths [][]string) *writeNode {
+	if len(paths) == 1 {
+		return writeChain(paths[0])
+	}
 	n := 1
 	for _, p := range paths {
 		n += len(p)
@@ -79,6 +85,21 @@ func newWriteTrie(paths [][]string) *writeNode {
 		t.insert(p)
 	}
 	return &t.nodes[0]
+}
+
+// writeChain is the trie of one path, the judgement of every PUT, POST
+// and DELETE: a chain whose nodes and child lists share two allocations,
+// where inserting would make one per level.
+func writeChain(path []string) *writeNode {
+	nodes := make([]writeNode, len(path)+1)
+	kids := make([]*writeNode, len(path))
+	for i, k := range path {
+		nodes[i+1].key = k
+		kids[i] = &nodes[i+1]
+		nodes[i].kids = kids[i : i+1 : i+1]
+	}
+	nodes[len(path)].written = true
+	return &nodes[0]
 }
 
 func (t *writeTrie) insert(path []string) {
@@ -128,6 +149,9 @@ type writeJudge struct {
 	// path holds the current location; path[:depth] is it. Rules see it
 	// only while evaluated there, so one buffer serves the whole walk.
 	path []string
+	// buf is path's first storage, enough for most writes' depth: growing
+	// path from nothing cost a few allocations per judgement.
+	buf [8]string
 }
 
 // enter makes path[:depth+1] the location of child key.

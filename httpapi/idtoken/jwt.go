@@ -22,6 +22,16 @@ const maxTokenLen = 16 << 10
 // signature, and nothing legitimate produces one.
 var b64url = base64.RawURLEncoding.Strict()
 
+// base64URL marks the bytes of the base64url alphabet: a table lookup per
+// byte is several times faster than a chain of range tests, and tokens
+// are a kilobyte.
+var base64URL = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") {
+		t[c] = true
+	}
+	return t
+}()
+
 // LooksLikeJWT reports whether token has the shape of a JWS compact
 // serialization: three base64url segments joined by dots, the first two
 // non-empty. It lets a caller tell a JWT from another kind of credential
@@ -39,8 +49,7 @@ func LooksLikeJWT(token string) bool {
 			dots++
 			segLen = 0
 			continue
-		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
-		default:
+		case !base64URL[c]:
 			return false
 		}
 		segLen++

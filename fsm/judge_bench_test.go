@@ -1,0 +1,65 @@
+package fsm
+
+import (
+	"fmt"
+	"testing"
+)
+
+// judgeBenchRules are the users part of cmd/arbor/e2e's BenchmarkRules
+// rule set.
+const judgeBenchRules = `{"rules": {"users": {"$uid": {
+	".read": "auth != null && auth.uid == $uid",
+	".write": "auth != null && auth.uid == $uid",
+	".validate": "newData.hasChildren(['name', 'n'])",
+	"name": {".validate": "newData.isString() && newData.val().length > 0 && newData.val().length <= 64"},
+	"n": {".validate": "newData.isNumber() && newData.val() >= 0"},
+	"email": {".validate": "newData.isString() && newData.val().matches(/^[^@]+@[^@]+$/)"},
+	"$other": {".validate": false}}}}}`
+
+// judgeBenchFSM is an FSM with judgeBenchRules and 64 users' profiles,
+// and a profile write and a read judged as user 7.
+func judgeBenchFSM(b *testing.B) (*testFSM, Command, *Access) {
+	f := newTestFSM()
+	for i := range 64 {
+		if _, err := f.apply(cmd(b, CmdSet, fmt.Sprintf("/users/user%02d", i), fmt.Sprintf(`{"name":"user %d","n":%d}`, i, i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := f.apply(Command{Kind: CmdSetRules, Body: []byte(judgeBenchRules)}); err != nil {
+		b.Fatal(err)
+	}
+	a := &Access{Auth: map[string]any{"uid": "user07", "provider": "password", "token": map[string]any{"sub": "user07"}}}
+	body := []byte(`{"name":"user 7","n":7}`)
+	v, err := ParseBody(body, MaxDepth)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Command{Kind: CmdSet, Path: Path{"users", "user07"}, Now: 1700000000000, Parsed: true, Body: body, Value: v, As: a}
+	return f, c, a
+}
+
+// BenchmarkJudgeProfileWrite is the receiving node's judgement of a
+// user's profile write before it is proposed.
+func BenchmarkJudgeProfileWrite(b *testing.B) {
+	f, c, _ := judgeBenchFSM(b)
+	if err := f.Judge(c); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = f.Judge(c)
+	}
+}
+
+// BenchmarkReadAsProfile is a user's read of their own profile.
+func BenchmarkReadAsProfile(b *testing.B) {
+	f, _, a := judgeBenchFSM(b)
+	p := Path{"users", "user07"}
+	if _, err := f.ReadAs(p, a); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = f.ReadAs(p, a)
+	}
+}
