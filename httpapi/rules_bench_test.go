@@ -27,39 +27,9 @@ import (
 	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
-// benchRules is cmd/arbor/e2e's BenchmarkRules rule set (about twenty
+// benchRulesFile is cmd/arbor/e2e's BenchmarkRules rule set (about twenty
 // rules), so that the in-process figures profile the same judgements.
-const benchRules = `{
-  "rules": {
-    "users": {
-      "$uid": {
-        ".read": "auth != null && auth.uid == $uid",
-        ".write": "auth != null && auth.uid == $uid",
-        ".validate": "newData.hasChildren(['name', 'n'])",
-        "name": {".validate": "newData.isString() && newData.val().length > 0 && newData.val().length <= 64"},
-        "n": {".validate": "newData.isNumber() && newData.val() >= 0"},
-        "email": {".validate": "newData.isString() && newData.val().matches(/^[^@]+@[^@]+$/)"},
-        "$other": {".validate": false}
-      }
-    },
-    "rooms": {
-      "$room": {
-        ".read": "auth != null && root.child('members/' + $room + '/' + auth.uid).exists()",
-        "messages": {
-          ".indexOn": ["ts"],
-          "$msg": {
-            ".write": "auth != null && !data.exists() && newData.child('by').val() == auth.uid",
-            ".validate": "newData.hasChildren(['by', 'text', 'ts'])",
-            "text": {".validate": "newData.isString() && newData.val().length < 1000"},
-            "ts": {".validate": "newData.isNumber() && newData.val() <= now"}
-          }
-        }
-      }
-    },
-    "members": {"$room": {".read": "auth != null", "$uid": {".write": "auth.uid == $uid"}}},
-    "public": {".read": true, ".write": "auth.token.admin === true"}
-  }
-}`
+const benchRulesFile = "../docs/examples/chat-rules.json"
 
 // benchUsers is the number of distinct users (and tokens), as many as
 // BenchmarkRules has clients.
@@ -190,6 +160,10 @@ func (rb *rulesBench) setRules(b *testing.B, src string) {
 //
 //	go test -run '^$' -bench RulesHandler -cpuprofile /tmp/cpu.out ./httpapi/
 func BenchmarkRulesHandler(b *testing.B) {
+	benchRules, err := os.ReadFile(benchRulesFile)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, mode := range []string{"admin", "token"} {
 		for _, method := range []string{http.MethodPut, http.MethodGet} {
 			b.Run(mode+"-"+method, func(b *testing.B) {
@@ -206,7 +180,7 @@ func BenchmarkRulesHandler(b *testing.B) {
 					reqs[u] = rawRequest(method, u, tok)
 				}
 				if mode == "token" {
-					rb.setRules(b, benchRules)
+					rb.setRules(b, string(benchRules))
 					// Verified once, as a cached token is on a busy node.
 					for _, raw := range reqs {
 						rb.serve(b, raw)
