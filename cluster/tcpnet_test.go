@@ -28,7 +28,11 @@ type testCA struct {
 	pool *x509.CertPool
 }
 
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t *testing.T) *testCA { return newTestCAUnder(t, nil) }
+
+// newTestCAUnder is a CA signed by parent (an intermediate), or a
+// self-signed root when parent is nil.
+func newTestCAUnder(t *testing.T, parent *testCA) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -43,7 +47,12 @@ func newTestCA(t *testing.T) *testCA {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	signer, signerKey := tmpl, key
+	if parent != nil {
+		tmpl.SerialNumber, tmpl.Subject.CommonName = big.NewInt(2), "intermediate"
+		signer, signerKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
 	if err != nil {
 		t.Fatal(err)
 	}

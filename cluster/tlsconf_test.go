@@ -1,14 +1,9 @@
 package cluster
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -120,28 +115,8 @@ func TestTLSRootsReadPerHandshake(t *testing.T) {
 // trust the root.
 func TestTLSAcceptsIntermediates(t *testing.T) {
 	root := newTestCA(t)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(2),
-		Subject:               pkix.Name{CommonName: "intermediate"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, root.cert, &key.PublicKey, root.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	interCert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inter := &testCA{t: t, cert: interCert, key: key}
+	inter := newTestCAUnder(t, root)
+	der := inter.cert.Raw
 	node := inter.tls("leaf")
 	leafOnly, err := node.Certificate()
 	if err != nil {

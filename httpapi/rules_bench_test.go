@@ -3,13 +3,9 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"log/slog"
@@ -21,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/httpapi/idtoken/idtokentest"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -92,26 +90,14 @@ var benchKey = sync.OnceValue(func() *rsa.PrivateKey {
 	return key
 })
 
-// benchToken signs a Firebase-like RS256 ID token for uid (as the e2e
-// benchmark's rs256Token does).
+// benchToken signs a Firebase-like RS256 ID token for uid of the project
+// "bench" (idtokentest.FirebaseRS256).
 func benchToken(b *testing.B, key *rsa.PrivateKey, uid string) string {
-	enc := base64.RawURLEncoding
-	now := time.Now().Unix()
-	claims, err := json.Marshal(map[string]any{
-		"iss": "https://securetoken.google.com/bench", "aud": "bench", "sub": uid, "user_id": uid,
-		"iat": now - 5, "exp": now + 3600, "auth_time": now - 5,
-		"firebase": map[string]any{"sign_in_provider": "password", "identities": map[string]any{}},
-	})
+	tok, err := idtokentest.FirebaseRS256(key, "bench", uid, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
-	signed := enc.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." + enc.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signed))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
-	if err != nil {
-		b.Fatal(err)
-	}
-	return signed + "." + enc.EncodeToString(sig)
+	return tok
 }
 
 // rawRequest is the wire form of a request as BenchmarkRules sends it:

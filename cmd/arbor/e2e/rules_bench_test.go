@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -15,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/httpapi/idtoken/idtokentest"
 )
 
 // benchRulesFile is a realistic rule set of about twenty rules (users own
@@ -131,23 +129,12 @@ func BenchmarkRules(b *testing.B) {
 	b.Logf("\n%s", table)
 }
 
-// rs256Token signs a Firebase-like ID token for uid with key.
+// rs256Token signs a Firebase-like RS256 ID token for uid of the project
+// "bench" (idtokentest.FirebaseRS256).
 func rs256Token(b *testing.B, key *rsa.PrivateKey, uid string) string {
-	enc := base64.RawURLEncoding
-	now := time.Now().Unix()
-	claims, err := json.Marshal(map[string]any{
-		"iss": "https://securetoken.google.com/bench", "aud": "bench", "sub": uid, "user_id": uid,
-		"iat": now - 5, "exp": now + 3600, "auth_time": now - 5,
-		"firebase": map[string]any{"sign_in_provider": "password", "identities": map[string]any{}},
-	})
+	tok, err := idtokentest.FirebaseRS256(key, "bench", uid, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
-	signed := enc.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." + enc.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signed))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
-	if err != nil {
-		b.Fatal(err)
-	}
-	return signed + "." + enc.EncodeToString(sig)
+	return tok
 }
