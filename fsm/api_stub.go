@@ -15,4 +15,6 @@ type RenderOptions struct {
 	Pretty bool
 	// Export shows priorities as ".priority"/".value" and never renders arrays.
 	Export bool
+
+	spill *spiller // set by the Spilling renderers (render_spill.go)
 }

@@ -133,6 +133,9 @@ func AppendQueryResult(dst []byte, r QueryResult, o RenderOptions) []byte {
 			dst = appendElementStart(dst, next == 0, o.Pretty, 1)
 			dst = appendNode(dst, e.node, o, 1)
 			next++
+			if dst = o.spill.check(dst); !o.spill.ok() {
+				return dst
+			}
 		}
 		return closeBlock(dst, ']', o.Pretty, 0)
 	}
@@ -151,6 +154,9 @@ func AppendQueryResult(dst []byte, r QueryResult, o RenderOptions) []byte {
 			dst = appendNode(dst, e.node, o, 1)
 		}
 		first = false
+		if dst = o.spill.check(dst); !o.spill.ok() {
+			return dst
+		}
 	}
 	return closeBlock(dst, '}', o.Pretty, 0)
 }

@@ -49,7 +49,8 @@ func AppendShallow(dst []byte, n *Node, o RenderOptions) []byte {
 		dst = appendMemberKey(dst, e.key, first, o.Pretty, 1)
 		dst = append(dst, "true"...)
 		first = false
-		return true
+		dst = o.spill.check(dst)
+		return o.spill.ok()
 	})
 	return closeBlock(dst, '}', o.Pretty, 0)
 }
@@ -90,7 +91,8 @@ func appendObject(dst []byte, n *Node, o RenderOptions, level int) []byte {
 		dst = appendMemberKey(dst, e.key, first, o.Pretty, level+1)
 		dst = appendNode(dst, e.node, o, level+1)
 		first = false
-		return true
+		dst = o.spill.check(dst)
+		return o.spill.ok()
 	})
 	return closeBlock(dst, '}', o.Pretty, level)
 }
@@ -134,7 +136,8 @@ func appendArray(dst []byte, n *Node, o RenderOptions, level int) []byte {
 		dst = appendElementStart(dst, next == 0, o.Pretty, level+1)
 		dst = appendNode(dst, e.node, o, level+1)
 		next++
-		return true
+		dst = o.spill.check(dst)
+		return o.spill.ok()
 	})
 	return closeBlock(dst, ']', o.Pretty, level)
 }

@@ -79,6 +79,10 @@ type Config struct {
 	// declare at its path (400 `Index not defined…`); otherwise such a
 	// query is answered by scanning the children (--strict-indexes).
 	StrictIndexes bool
+	// MaxWritesInProgress bounds the client writes this node proposes at
+	// once; more wait for a slot, connection by connection in turn
+	// (default 64; fairgate.go).
+	MaxWritesInProgress int
 }
 
 // DefaultConfig returns the configuration of a production node without
@@ -94,6 +98,7 @@ func DefaultConfig() Config {
 		StreamKeepAlive:       30 * time.Second,
 		StreamBufferBytes:     8 << 20,
 		RenderBudgetBytes:     64 << 20,
+		MaxWritesInProgress:   64,
 	}
 }
 
@@ -121,6 +126,9 @@ func (c Config) Validate() error {
 	}
 	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 || c.RenderBudgetBytes < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("httpapi: stream keep-alive and buffer must not be negative")
+	}
+	if c.MaxWritesInProgress < 0 {
+		return errors.New("httpapi: writes in progress must not be negative")
 	}
 	return nil
 }
@@ -154,6 +162,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RenderBudgetBytes == 0 {
 		c.RenderBudgetBytes = d.RenderBudgetBytes
+	}
+	if c.MaxWritesInProgress == 0 {
+		c.MaxWritesInProgress = d.MaxWritesInProgress
 	}
 	if c.Registerer == nil {
 		reg := prometheus.NewRegistry()

@@ -25,6 +25,8 @@ type metrics struct {
 	streamsOpen    prometheus.Gauge
 	streamEvents   prometheus.Counter
 	streamsDropped prometheus.Counter
+	// Writes waiting for a slot (fairgate.go).
+	writesWaiting prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -59,6 +61,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.streamsDropped, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "arbor", Subsystem: "stream", Name: "cancelled_total",
 		Help: "Streams cancelled because the subscriber fell behind its buffer.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.writesWaiting, err = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "arbor", Subsystem: "http", Name: "writes_waiting",
+		Help: "Writes waiting for one of the node's write slots (--max-writes-in-progress).",
 	})); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -89,19 +88,8 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 		size += renderSize(child, rq.opts.pretty)
 		return true
 	})
-	release, err := s.acquireRender(ctx, size)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	defer release()
-	answerDeadline(c.Writer, size, time.Now())
-	body, err := s.renderLarge(ctx, size, func() []byte {
-		return fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
+	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
+	s.sendAnswer(c, rq.opts, size, func(dst []byte, limit int, spill fsm.Spill) ([]byte, error) {
+		return fsm.AppendQueryResultSpilling(dst, res, o, limit, spill)
 	})
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sendData(c, rq.opts, http.StatusOK, body)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -52,28 +51,13 @@ func (s *Server) get(c *gin.Context, rq *request) {
 		c.Header("ETag", etag)
 	}
 	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
-	if !rq.opts.shallow {
-		size := renderSize(n, o.Pretty)
-		release, err := s.acquireRender(c.Request.Context(), size)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		defer release()
-		answerDeadline(c.Writer, size, time.Now())
-	}
-	var body []byte
 	if rq.opts.shallow {
-		body = fsm.AppendShallow(nil, n, o)
-	} else {
-		var err error
-		body, err = s.renderLarge(c.Request.Context(), renderSize(n, o.Pretty), func() []byte { return fsm.AppendJSON(nil, n, o) })
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
+		sendData(c, rq.opts, http.StatusOK, fsm.AppendShallow(nil, n, o))
+		return
 	}
-	sendData(c, rq.opts, http.StatusOK, body)
+	s.sendAnswer(c, rq.opts, renderSize(n, o.Pretty), func(dst []byte, limit int, spill fsm.Spill) ([]byte, error) {
+		return fsm.AppendJSONSpilling(dst, n, o, limit, spill)
+	})
 }
 
 // read fetches the node at the request's path (readState).

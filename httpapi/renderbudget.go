@@ -5,74 +5,141 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
+
+	"github.com/gin-gonic/gin"
 
 	"golang.org/x/sync/semaphore"
 
 	"github.com/arbordb/arbor/fsm"
 )
 
-// Reads render the whole answer in memory before sending it, so 32
-// parallel full reads of a 100,000-child node took a node from 1.3 to
-// 2.4 GB (issue 19). Answers of renderSmall bytes or more therefore take
-// their estimated size from a node-wide budget (Config.RenderBudgetBytes)
-// while they are rendered and written; a read that finds the budget spent
-// waits, within the write timeout, and then gets a 503. One answer larger
-// than the whole budget takes all of it, so it is never refused for its
-// size alone.
-const renderSmall = 1 << 20
+// Large answers are rendered straight to the client in pieces of
+// answerChunk bytes through one pooled buffer (fsm's Spilling renderers):
+// rendering a whole answer in memory first took a node from 1.3 to 2.4 GB
+// under 32 parallel full reads of a 100,000-child node, and with a
+// whole-answer budget instead a third of such readers waited for a 503
+// (issue 19). Answers under renderSmall bytes are rendered at once.
+const (
+	renderSmall = 1 << 20
+	answerChunk = 256 << 10
+)
 
-// renderBudget is the semaphore of the bytes being rendered, and that of
-// the renders running.
+// renderBudget bounds what large answers take while they are written.
 type renderBudget struct {
-	sem   *semaphore.Weighted
-	total int64
-	// cpu admits at most half the cores (at least one) to render large
-	// answers at once. Rendering is CPU-bound (about 0.1 s per 30 MB): two
-	// renders at once on a two-core node left Raft and every other client
-	// waiting, and 32 parallel reads of a 30 MB node stalled small writes
-	// for a second on a loaded machine (issue 19). Writing the answer to
-	// the client is not counted: slow readers must not hold a core's slot.
+	// sem holds the bytes of the chunk buffers in use: each large answer
+	// takes answerChunk of Config.RenderBudgetBytes while it is written,
+	// and one that finds the budget spent waits, within the write timeout,
+	// and then gets a 503.
+	sem *semaphore.Weighted
+	// cpu admits at most half the cores (at least one) to render pieces
+	// of large answers at once. Rendering is CPU-bound (about 0.1 s per
+	// 30 MB): two renders at once on a two-core node left Raft and every
+	// other client waiting, and 32 parallel reads of a 30 MB node stalled
+	// small writes for a second on a loaded machine (issue 19). A slot is
+	// held while a piece is rendered, never while it is written, so slow
+	// readers hold no core's slot, and readers take turns piece by piece.
 	cpu *semaphore.Weighted
+	// streamFrom is the size from which answers are streamed
+	// (renderSmall; tests raise it to render a reference at once).
+	streamFrom int64
 }
 
 func newRenderBudget(total int64) renderBudget {
 	return renderBudget{
-		sem:   semaphore.NewWeighted(total),
-		total: total,
-		cpu:   semaphore.NewWeighted(int64(max(1, runtime.GOMAXPROCS(0)/2))),
+		sem:        semaphore.NewWeighted(max(total, answerChunk)),
+		cpu:        semaphore.NewWeighted(int64(max(1, runtime.GOMAXPROCS(0)/2))),
+		streamFrom: renderSmall,
 	}
 }
 
-// renderLarge runs render, which makes an answer of about size bytes,
-// within a render slot when the answer is large; the wait for the slot is
-// bounded like the budget's.
-func (s *Server) renderLarge(ctx context.Context, size int64, render func() []byte) ([]byte, error) {
-	if size < renderSmall {
-		return render(), nil
+// answerRenderer renders an answer into dst, calling spill whenever dst
+// holds limit bytes or more (fsm.AppendJSONSpilling's contract); with a
+// nil spill it renders everything into dst.
+type answerRenderer func(dst []byte, limit int, spill fsm.Spill) ([]byte, error)
+
+// chunkBuffers are the buffers large answers are rendered through.
+var chunkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, answerChunk+answerChunk/4); return &b }}
+
+// sendAnswer writes a successful data answer of about size bytes, as
+// sendData does: rendered at once when small, streamed in pieces of
+// answerChunk when large (within the render budget and the core slots).
+func (s *Server) sendAnswer(c *gin.Context, o *options, size int64, render answerRenderer) {
+	if size < s.render.streamFrom || o.silent {
+		var body []byte
+		if !o.silent {
+			body, _ = render(nil, 0, nil) // without a spill nothing fails
+		}
+		sendData(c, o, http.StatusOK, body)
+		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.WriteTimeout)
 	defer cancel()
+	if err := s.render.sem.Acquire(ctx, answerChunk); err != nil {
+		s.writeError(c, fmt.Errorf("waiting to send %d bytes (other large answers are being sent): %w", size, err))
+		return
+	}
+	defer s.render.sem.Release(answerChunk)
 	if err := s.render.cpu.Acquire(ctx, 1); err != nil {
-		return nil, fmt.Errorf("waiting to render %d bytes (other large answers are being rendered): %w", size, err)
+		s.writeError(c, fmt.Errorf("waiting to render %d bytes (other large answers are being rendered): %w", size, err))
+		return
 	}
-	defer s.render.cpu.Release(1)
-	return render(), nil
-}
-
-// acquire reserves room for an answer of about size bytes; release gives
-// it back.
-func (s *Server) acquireRender(ctx context.Context, size int64) (release func(), err error) {
-	if size < renderSmall {
-		return func() {}, nil
+	held := true
+	defer func() {
+		if held {
+			s.render.cpu.Release(1)
+		}
+	}()
+	answerDeadline(c.Writer, size, time.Now())
+	ctype := jsonContentType
+	if o.callback != "" {
+		ctype = jsContentType
 	}
-	w := min(size, s.render.total)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
-	defer cancel()
-	if err := s.render.sem.Acquire(ctx, w); err != nil {
-		return nil, fmt.Errorf("waiting to render %d bytes (other large reads are in progress): %w", size, err)
+	if o.download != "" {
+		c.Header("Content-Disposition", `attachment; filename="`+o.download+`"`)
 	}
-	return func() { s.render.sem.Release(w) }, nil
+	c.Header("Content-Type", ctype)
+	c.Status(http.StatusOK)
+	pooled := chunkBuffers.Get().(*[]byte)
+	buf := (*pooled)[:0]
+	if o.callback != "" {
+		buf = append(append(buf, o.callback...), '(')
+	}
+	w := c.Writer
+	reqCtx := c.Request.Context()
+	spill := func(full []byte) ([]byte, error) {
+		s.render.cpu.Release(1)
+		held = false
+		if _, err := w.Write(full); err != nil {
+			return nil, fmt.Errorf("send a large answer: %w", err)
+		}
+		// Bounded by the client: the answer's write deadline closes the
+		// connection of one that stops reading, which cancels reqCtx.
+		if err := s.render.cpu.Acquire(reqCtx, 1); err != nil {
+			return nil, fmt.Errorf("render a large answer: %w", err)
+		}
+		held = true
+		return full[:0], nil
+	}
+	rest, err := render(buf, answerChunk, spill)
+	if held {
+		s.render.cpu.Release(1)
+		held = false
+	}
+	if err != nil {
+		// Part of the answer is out: only cutting the connection (HTTP/1)
+		// or resetting the stream (HTTP/2) tells the client it is incomplete.
+		panic(http.ErrAbortHandler)
+	}
+	if o.callback != "" {
+		rest = append(rest, ");"...)
+	}
+	_, _ = w.Write(rest) // a failed write means the client is gone
+	if cap(rest) <= 4*answerChunk {
+		*pooled = rest[:0]
+		chunkBuffers.Put(pooled)
+	}
 }
 
 // renderSize estimates the bytes of n's answer.

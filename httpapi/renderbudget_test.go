@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
@@ -91,4 +92,64 @@ func TestAnswerDeadline(t *testing.T) {
 			t.Errorf("size %d: deadline %v after now, want %v", tt.size, got, tt.want)
 		}
 	}
+}
+
+// TestLargeAnswersStreamLikeSmallOnes: an answer over renderSmall goes out
+// in pieces, chunked, and its bytes are exactly those rendered at once, in
+// every form a read can ask for.
+func TestLargeAnswersStreamLikeSmallOnes(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 20_000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%05d":{"n":%d,"s":"%s"}`, i, i, strings.Repeat("v", 60))
+	}
+	b.WriteString("}")
+	if r := h.do(req{method: "PUT", path: "/big.json?print=silent", body: str(b.String())}); r.status != 204 {
+		t.Fatalf("setup: %d %s", r.status, r.body)
+	}
+	for _, tt := range []struct{ path, ctype string }{
+		{"/big.json", jsonContentType},
+		{"/big.json?print=pretty", jsonContentType},
+		{"/big.json?format=export", jsonContentType},
+		{"/big.json?callback=cb", jsContentType},
+		{"/big.json?download=big.json", jsonContentType},
+		{`/big.json?orderBy="$key"&limitToLast=15000`, jsonContentType},
+		{`/big.json?orderBy="n"&startAt=100&print=pretty`, jsonContentType},
+	} {
+		r := h.do(req{method: "GET", path: tt.path})
+		if r.status != 200 || r.header.Get("Content-Type") != tt.ctype {
+			t.Fatalf("GET %s: %d %s", tt.path, r.status, r.header.Get("Content-Type"))
+		}
+		if len(r.body) < renderSmall {
+			t.Fatalf("GET %s: %d bytes, not a large answer", tt.path, len(r.body))
+		}
+		if r.header.Get("Content-Length") != "" {
+			t.Fatalf("GET %s: Content-Length %s; a streamed answer has none", tt.path, r.header.Get("Content-Length"))
+		}
+		// The same read in parts small enough to be rendered at once.
+		want := h.referenceAnswer(t, tt.path)
+		if r.body != want {
+			t.Fatalf("GET %s: streamed answer (%d bytes) differs from the one rendered at once (%d bytes)", tt.path, len(r.body), len(want))
+		}
+	}
+	if r := h.do(req{method: "GET", path: "/big.json?print=silent"}); r.status != 204 || r.body != "" {
+		t.Fatalf("print=silent: %d %q", r.status, r.body)
+	}
+}
+
+// referenceAnswer renders what GET path answers with the whole answer in
+// one buffer (no spill), through the same parsing of the request.
+func (h *harness) referenceAnswer(t *testing.T, path string) string {
+	t.Helper()
+	h.s.render.streamFrom = 1 << 62
+	defer func() { h.s.render.streamFrom = renderSmall }()
+	r := h.do(req{method: "GET", path: path})
+	if r.status != 200 {
+		t.Fatalf("reference GET %s: %d", path, r.status)
+	}
+	return r.body
 }

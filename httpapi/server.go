@@ -27,6 +27,7 @@ type Server struct {
 	hub         hub          // open event streams
 	queries     queryWatches // open streams with query parameters (streamquery.go)
 	render      renderBudget // bytes of large answers being rendered
+	writes      *fairGate    // client writes in progress (fairgate.go)
 
 	randMu sync.Mutex // Config.Rand need not be safe for concurrent use
 }
@@ -49,6 +50,7 @@ func New(cfg Config, db DB) (*Server, error) {
 	for _, secret := range cfg.AdminSecrets {
 		s.adminHashes = append(s.adminHashes, sha256.Sum256([]byte(secret)))
 	}
+	s.writes = newFairGate(cfg.MaxWritesInProgress, m.writesWaiting)
 	s.engine = s.routes()
 	return s, nil
 }

@@ -37,6 +37,13 @@ func (s *Server) write(c *gin.Context, rq *request) {
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.WriteTimeout)
 	defer cancel()
+	// One slot per write in progress, taken in turn by the connections
+	// that wait (fairgate.go): the remote address names the connection.
+	if err := s.writes.acquire(ctx, c.Request.RemoteAddr); err != nil {
+		s.writeError(c, fmt.Errorf("%s %s: waiting for a write slot: %w", rq.method, rq.path, err))
+		return
+	}
+	defer s.writes.release()
 	if err := s.judge(ctx, cmd); err != nil {
 		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
 		return

@@ -51,6 +51,7 @@ type serveConfig struct {
 	VoterStabilization     time.Duration
 	ShutdownTimeout        time.Duration
 	MaxConnections         int
+	MaxWritesInProgress    int
 	StreamKeepAlive        time.Duration
 	MemoryLimit            string
 
@@ -88,6 +89,7 @@ func defaultServeConfig(hostname string) serveConfig {
 		ShutdownTimeout:        10 * time.Second,
 		StreamKeepAlive:        30 * time.Second,
 		MemoryLimit:            "0",
+		MaxWritesInProgress:    httpapi.DefaultConfig().MaxWritesInProgress,
 	}
 }
 
@@ -128,6 +130,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time allowed for a graceful shutdown after SIGTERM")
 	fs.DurationVar(&c.StreamKeepAlive, "stream-keepalive", c.StreamKeepAlive, "how long a quiet event stream waits before a keep-alive frame")
 	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, fmt.Sprintf("soft limit on the memory the Go runtime uses, a `size` such as 512MiB or 2Gi; the garbage collector works harder to stay under it (0: %d%% of the container's cgroup memory limit, none without one; GOMEMLIMIT, when set, wins)", memoryLimitPercent))
+	fs.IntVar(&c.MaxWritesInProgress, "max-writes-in-progress", c.MaxWritesInProgress, "client writes this node proposes at once; more wait, and waiting connections are admitted in turn, one write each, so that one client's burst cannot hold everyone else's writes behind it")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "client HTTPS connections served at once; more wait to be accepted (0: the descriptor limit, raised to its maximum at start, less 1024 kept for Raft, gossip and snapshots, at most 16384)")
 }
 
@@ -258,6 +261,7 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc.DefaultWriteSizeLimit = c.DefaultWriteSizeLimit
 	hc.WriteTimeout = c.WriteTimeout
 	hc.StreamKeepAlive = c.StreamKeepAlive
+	hc.MaxWritesInProgress = c.MaxWritesInProgress
 	// A body's encoded command is about the body's size (strings,
 	// numbers): one over twice the largest replicated write could fit it
 	// only if it were mostly whitespace or escapes, so it is refused

@@ -95,6 +95,9 @@ func (c *serveConfig) validate() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: must be 0 (automatic) or positive", c.MaxConnections)
 	}
+	if c.MaxWritesInProgress <= 0 {
+		return fmt.Errorf("--max-writes-in-progress %d: must be positive", c.MaxWritesInProgress)
+	}
 	if err := c.validateMemoryLimit(); err != nil {
 		return err
 	}

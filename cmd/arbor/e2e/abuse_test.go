@@ -226,64 +226,7 @@ func TestAbuse(t *testing.T) {
 		// The keys stay: the floods below snapshot them.
 	})
 
-	t.Run("ParallelLargeReads", func(t *testing.T) {
-		_, _, term := settled(t, c)
-		// 32 clients read a 30 MB node at once: the node renders at most
-		// its budget (64 MiB) of answers at a time, so its memory does not
-		// grow with the number of readers; waiting readers answer within
-		// the write timeout (200 or 503, never a failure elsewhere).
-		for _, k := range []string{"a", "b", "c"} {
-			if r := leader.Do(t, "PUT", "/large/"+k+".json?print=silent", bigObject(10, 1<<20-64)); r.Status != 204 {
-				t.Fatalf("setup: %d", r.Status)
-			}
-		}
-		c.WaitStable(t, c.Nodes...)
-		pid := f.current().cmd.Process.Pid
-		before := rssKB(t, pid)
-		peak := before
-		stop := make(chan struct{})
-		var sampler sync.WaitGroup
-		sampler.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-					peak = max(peak, vmRSS(pid))
-				}
-			}
-		})
-		k := startCanary(t, c)
-		var readers sync.WaitGroup
-		var mu sync.Mutex
-		codes := map[int]int{}
-		for range 32 {
-			client := f.PooledClient(t, 1)
-			readers.Go(func() {
-				defer client.CloseIdleConnections() // give the node its slot back
-				r, err := f.TryDoWith(client, AdminSecret, "GET", "/large.json", "")
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					codes[-1]++
-					return
-				}
-				codes[r.Status]++
-			})
-		}
-		readers.Wait()
-		close(stop)
-		sampler.Wait()
-		k.finish(t, "32 parallel 30 MB reads", canaryP99, canaryWorst)
-		t.Logf("32 parallel reads of a 30 MB node on %s: answers %v; RSS %d → peak %d MB", f.Name, codes, before>>10, peak>>10)
-		if codes[200] == 0 || codes[-1] > 0 || codes[200]+codes[503] != 32 {
-			t.Errorf("answers %v: want 200s (and 503s for readers that waited too long), no failures", codes)
-		}
-		if grew := (peak - before) >> 10; grew > 600 {
-			t.Errorf("RSS grew %d MB under 32 parallel reads (budget 64 MiB)", grew)
-		}
-		healthy(t, c, "parallel large reads", term)
-	})
+	t.Run("ParallelLargeReads", func(t *testing.T) { probeParallelLargeReads(t, c) })
 
 	t.Run("ExpectContinueOversized", func(t *testing.T) {
 		// A declared body over the limit gets its 413, in SPEC §6's JSON,

@@ -123,6 +123,39 @@ func probeH2Flood(t *testing.T, c *Cluster) {
 	}
 }
 
+// probeParallelLargeReads: 32 clients read a 30 MB node of a follower at
+// once. Large answers are streamed through one small buffer each and
+// rendered in at most half the cores, so the node's memory does not grow
+// with the readers and every reader is answered. The readers are h2load's
+// (one process, one thread, 32 connections): as goroutines of the test
+// process they took both cores decrypting and held up the canary's own
+// goroutines beside them, which measured the client rather than the node.
+func probeParallelLargeReads(t *testing.T, c *Cluster) {
+	lookTool(t, "h2load", "nghttp2-client")
+	leader, f, term := settled(t, c)
+	for _, k := range []string{"a", "b", "c"} {
+		if r := leader.Do(t, "PUT", "/large/"+k+".json?print=silent", bigObject(10, 1<<20-64)); r.Status != 204 {
+			t.Fatalf("setup: %d", r.Status)
+		}
+	}
+	c.WaitStable(t, c.Nodes...)
+	k := startCanary(t, c)
+	k.waitStarted(t)
+	rss := sampleRSS(t, f)
+	r := runH2Load(t, 2*time.Minute, authURL(f, "/large.json", ""), "-n", "32", "-c", "32", "-m", "1", "-T", "90")
+	before, peak := rss.done()
+	k.finish(t, "32 parallel 30 MB reads", canaryP99, canaryWorst)
+	t.Logf("32 parallel reads of a 30 MB node on %s: %d succeeded in %.2f s, status codes %s; RSS %d → peak %d MB",
+		f.Name, r.succeeded, r.seconds, r.statuses, before, peak)
+	if r.total != 32 || r.succeeded != 32 || !strings.HasPrefix(r.statuses, "32 2xx") {
+		t.Errorf("32 parallel 30 MB reads: %d of %d succeeded (status codes %s)", r.succeeded, r.total, r.statuses)
+	}
+	if grew := peak - before; grew > 200 {
+		t.Errorf("RSS grew %d MB under 32 parallel reads of a 30 MB node (answers are streamed)", grew)
+	}
+	healthy(t, c, "parallel large reads", term)
+}
+
 // lastSnapshots is each node's last snapshot index (0: none or no answer),
 // to show whether a probe's writes brought snapshots.
 func lastSnapshots(c *Cluster) []uint64 {
