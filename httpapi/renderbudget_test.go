@@ -153,3 +153,42 @@ func (h *harness) referenceAnswer(t *testing.T, path string) string {
 	}
 	return r.body
 }
+
+// TestClientGoneMidAnswer: a client that hangs up while a large answer is
+// streamed to it ends the answer (its connection is cut, never completed)
+// and gives back its share of the render budget and its render slot.
+func TestClientGoneMidAnswer(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) { c.RenderBudgetBytes = answerChunk })
+	big := `{"a":"` + strings.Repeat("x", 3<<20) + `","b":"` + strings.Repeat("y", 3<<20) + `","c":"` + strings.Repeat("z", 3<<20) + `"}`
+	h.do(req{method: "PUT", path: "/big.json?print=silent&writeSizeLimit=large", body: str(big)})
+	for range 3 {
+		hr, err := http.NewRequest("GET", h.ts.URL+"/big.json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr.Header.Set("Authorization", "Bearer "+adminSecret)
+		resp, err := h.ts.Client().Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resp.Body.Read(make([]byte, 1024)); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close() // hangs up with megabytes still to come
+	}
+	slots := int64(max(1, runtime.GOMAXPROCS(0)/2))
+	waitFor(t, "the budget and the slots to come back", func() bool {
+		if !h.s.render.sem.TryAcquire(answerChunk) {
+			return false
+		}
+		h.s.render.sem.Release(answerChunk)
+		if !h.s.render.cpu.TryAcquire(slots) {
+			return false
+		}
+		h.s.render.cpu.Release(slots)
+		return true
+	})
+	if r := h.do(req{method: "GET", path: "/big.json"}); r.status != 200 || len(r.body) != len(big) {
+		t.Fatalf("a whole read after the hang-ups: %d, %d bytes", r.status, len(r.body))
+	}
+}
