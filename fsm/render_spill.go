@@ -39,16 +39,12 @@ func (s *spiller) ok() bool { return s == nil || s.err == nil }
 // AppendJSONSpilling renders n as AppendJSON does into dst, calling spill
 // whenever dst holds limit bytes or more between two values. It returns
 // what is left to write after the last spill. With a nil spill it is
-// AppendJSON. A single leaf is never
-// split (a string may hold 10 MiB).
+// AppendJSON. A single leaf is never split (a string may hold 10 MiB).
 func AppendJSONSpilling(dst []byte, n *Node, o RenderOptions, limit int, spill Spill) ([]byte, error) {
-	if spill == nil {
+	if spill == nil { // the common small answer: no closure to allocate
 		return AppendJSON(dst, n, o), nil
 	}
-	s := &spiller{limit: limit, spill: spill}
-	o.spill = s
-	dst = AppendJSON(dst, n, o)
-	return dst, s.err
+	return spilling(dst, o, limit, spill, func(dst []byte, o RenderOptions) []byte { return AppendJSON(dst, n, o) })
 }
 
 // AppendQueryResultSpilling renders r as AppendQueryResult does, spilling
@@ -57,8 +53,13 @@ func AppendQueryResultSpilling(dst []byte, r QueryResult, o RenderOptions, limit
 	if spill == nil {
 		return AppendQueryResult(dst, r, o), nil
 	}
+	return spilling(dst, o, limit, spill, func(dst []byte, o RenderOptions) []byte { return AppendQueryResult(dst, r, o) })
+}
+
+// spilling runs render with o carrying the spill.
+func spilling(dst []byte, o RenderOptions, limit int, spill Spill, render func([]byte, RenderOptions) []byte) ([]byte, error) {
 	s := &spiller{limit: limit, spill: spill}
 	o.spill = s
-	dst = AppendQueryResult(dst, r, o)
+	dst = render(dst, o)
 	return dst, s.err
 }
