@@ -10,17 +10,17 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// This file connects the query engine (fsm.ParseQuery, fsm.Query.EvalWith) to
+// This file connects the query engine (parseQueryParams in queryparams.go, tree.Query.EvalWith) to
 // GET requests: orderBy, ranges, limits and shallow paging (SPEC §3).
 
 // parseQuery parses the query parameters of v (already percent-decoded by
 // parseQueryString, so a `5,"k"` tie-breaker arrives split-ready). It
 // returns nil when v has no orderBy-family parameter. shallow is the
 // checked shallow=true, under which limits and ranges page in key order.
-func parseQuery(v url.Values, shallow bool) (*fsm.Query, error) {
+func parseQuery(v url.Values, shallow bool) (*tree.Query, error) {
 	params := make(map[string]string, len(v))
 	for name, values := range v {
 		params[name] = values[0] // parseOptions refused repeated names
@@ -29,7 +29,7 @@ func parseQuery(v url.Values, shallow bool) (*fsm.Query, error) {
 	if shallow {
 		params["shallow"] = "true"
 	}
-	q, err := fsm.ParseQuery(params)
+	q, err := parseQueryParams(params)
 	if err != nil {
 		return nil, fmt.Errorf("query parameters: %w", err)
 	}
@@ -85,7 +85,7 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 		return
 	}
 	var size int64
-	res.Each(func(_ string, child *fsm.Node) bool {
+	res.Each(func(_ string, child *tree.Node) bool {
 		size += renderSize(child, rq.opts.pretty)
 		return true
 	})
@@ -97,7 +97,7 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 	defer release()
 	answerDeadline(c.Writer, size, time.Now())
 	body, err := s.renderLarge(ctx, size, func() []byte {
-		return fsm.AppendQueryResult(nil, res, fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
+		return tree.AppendQueryResult(nil, res, tree.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export})
 	})
 	if err != nil {
 		s.writeError(c, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // errReadTimeout is a read that did not finish within ?timeout= (SPEC §3).
@@ -51,7 +52,7 @@ func (s *Server) get(c *gin.Context, rq *request) {
 	} else if rq.wantETag {
 		c.Header("ETag", etag)
 	}
-	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
+	o := tree.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
 	if !rq.opts.shallow {
 		size := renderSize(n, o.Pretty)
 		release, err := s.acquireRender(c.Request.Context(), size)
@@ -64,10 +65,10 @@ func (s *Server) get(c *gin.Context, rq *request) {
 	}
 	var body []byte
 	if rq.opts.shallow {
-		body = fsm.AppendShallow(nil, n, o)
+		body = tree.AppendShallow(nil, n, o)
 	} else {
 		var err error
-		body, err = s.renderLarge(c.Request.Context(), renderSize(n, o.Pretty), func() []byte { return fsm.AppendJSON(nil, n, o) })
+		body, err = s.renderLarge(c.Request.Context(), renderSize(n, o.Pretty), func() []byte { return tree.AppendJSON(nil, n, o) })
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -77,7 +78,7 @@ func (s *Server) get(c *gin.Context, rq *request) {
 }
 
 // read fetches the node at the request's path (readState).
-func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
+func (s *Server) read(ctx context.Context, rq *request) (*tree.Node, error) {
 	res, err := s.readState(ctx, rq)
 	return res.Value, err
 }

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Reads render the whole answer in memory before sending it, so 32
@@ -76,7 +76,7 @@ func (s *Server) acquireRender(ctx context.Context, size int64) (release func(),
 }
 
 // renderSize estimates the bytes of n's answer.
-func renderSize(n *fsm.Node, pretty bool) int64 {
+func renderSize(n *tree.Node, pretty bool) int64 {
 	size := n.Size()
 	if pretty {
 		size *= 2 // indentation

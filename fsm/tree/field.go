@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 // Parsing and rendering (implemented in parse.go and render.go).
 
