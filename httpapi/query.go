@@ -13,8 +13,9 @@ import (
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// This file connects the query engine (parseQueryParams in queryparams.go, tree.Query.EvalWith) to
-// GET requests: orderBy, ranges, limits and shallow paging (SPEC §3).
+// This file connects the query engine (the parameters' text parsed by
+// queryparams.go, evaluated by tree.Query.EvalWith) to GET requests:
+// orderBy, ranges, limits and shallow paging (SPEC §3).
 
 // parseQuery parses the query parameters of v (already percent-decoded by
 // parseQueryString, so a `5,"k"` tie-breaker arrives split-ready). It
