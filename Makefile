@@ -19,7 +19,9 @@ COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # Static (no cgo), reproducible paths, version and commit stamped in.
 GOBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)'
 FUZZTIME  ?= 30s
-FUZZ_FSM  := FuzzParseBody FuzzParseUpdate FuzzApply FuzzParseQuery FuzzParsedBody FuzzUpdateMatchesInOrder
+FUZZ_TREE := FuzzParseBody FuzzParseUpdate
+FUZZ_FSM  := FuzzApply FuzzParsedBody FuzzUpdateMatchesInOrder
+FUZZ_HTTP := FuzzParsePath FuzzDataRequest FuzzParseQuery FuzzParseQueryString
 DATA_DIR  ?= ./arbor-data
 
 .DEFAULT_GOAL := help
@@ -59,9 +61,13 @@ bench: build
 bench-cluster: build
 	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -run='^$$' -bench='^BenchmarkCluster$$' -benchtime=1x -timeout 20m -v ./cmd/arbor/e2e
 
-## fuzz: each fuzz target (fsm, rules, the REST path and requests, ID tokens) for FUZZTIME (default 30s)
+## fuzz: each fuzz target (tree, fsm, rules, the REST path, queries and requests, ID tokens) for FUZZTIME (default 30s)
 fuzz:
-	@set -e; for target in $(FUZZ_FSM); do \
+	@set -e; for target in $(FUZZ_TREE); do \
+		echo "== tree $$target ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./fsm/tree; \
+	done; \
+	for target in $(FUZZ_FSM); do \
 		echo "== $$target ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./fsm; \
 	done; \
@@ -69,7 +75,7 @@ fuzz:
 		echo "== rules $$target ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./fsm/rules; \
 	done; \
-	for target in FuzzParsePath FuzzDataRequest; do \
+	for target in $(FUZZ_HTTP); do \
 		echo "== httpapi $$target ($(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./httpapi; \
 	done; \

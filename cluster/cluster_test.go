@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 func TestClusterBootstrapExpect(t *testing.T) {
@@ -81,12 +82,12 @@ func TestClusterForwarding(t *testing.T) {
 	bad.HasIfMatch, bad.IfMatch = true, "wrong"
 	_, err := f.Propose(context.Background(), bad, fsm.AnswerOptions{})
 	var pe *fsm.PreconditionError
-	if !errors.Is(err, fsm.ErrPreconditionFailed) || !errors.As(err, &pe) || string(pe.Body) != "null" || pe.ETag != (*fsm.Node)(nil).ETag() {
+	if !errors.Is(err, fsm.ErrPreconditionFailed) || !errors.As(err, &pe) || string(pe.Body) != "null" || pe.ETag != (*tree.Node)(nil).ETag() {
 		t.Fatalf("forwarded if-match on a deleted child: %v (%+v)", err, pe)
 	}
 	bad = set("/x/d", `7`)
 	bad.HasIfMatch, bad.IfMatch = true, "wrong"
-	if _, err = f.Propose(context.Background(), bad, fsm.AnswerOptions{Pretty: true}); !errors.As(err, &pe) || string(pe.Body) != "5.0" || pe.ETag != fsm.Float(5).ETag() {
+	if _, err = f.Propose(context.Background(), bad, fsm.AnswerOptions{Pretty: true}); !errors.As(err, &pe) || string(pe.Body) != "5.0" || pe.ETag != tree.Float(5).ETag() {
 		t.Fatalf("forwarded if-match: %v, current %s", err, pe.Body)
 	}
 
@@ -94,8 +95,8 @@ func TestClusterForwarding(t *testing.T) {
 	big := set("/big", `"`+strings.Repeat("x", 100)+`"`)
 	big.WriteLimit = 10
 	_, err = f.Propose(context.Background(), big, fsm.AnswerOptions{})
-	var pub *fsm.PublicError
-	if !errors.Is(err, fsm.ErrTooLarge) || !errors.As(err, &pub) || pub.Message != fsm.MsgWriteTooBig {
+	var pub *tree.PublicError
+	if !errors.Is(err, tree.ErrTooLarge) || !errors.As(err, &pub) || pub.Message != tree.MsgWriteTooBig {
 		t.Fatalf("forwarded too-large write: %v", err)
 	}
 	if f.forwarded.Load() < 5 {
@@ -232,11 +233,11 @@ func TestClusterMembership(t *testing.T) {
 
 	// An alive member cannot be removed; a failed one can, from a follower.
 	f := c.follower(leader)
-	var pub *fsm.PublicError
-	if err := f.RemoveMember(context.Background(), string(leader.id)); !errors.Is(err, fsm.ErrBadRequest) || !errors.As(err, &pub) || !strings.Contains(pub.Message, "alive") {
+	var pub *tree.PublicError
+	if err := f.RemoveMember(context.Background(), string(leader.id)); !errors.Is(err, tree.ErrBadRequest) || !errors.As(err, &pub) || !strings.Contains(pub.Message, "alive") {
 		t.Fatalf("removing an alive member: %v", err)
 	}
-	if err := f.RemoveMember(context.Background(), "nobody"); !errors.Is(err, fsm.ErrBadRequest) {
+	if err := f.RemoveMember(context.Background(), "nobody"); !errors.Is(err, tree.ErrBadRequest) {
 		t.Fatalf("removing an unknown member: %v", err)
 	}
 	if err := f.RemoveMember(context.Background(), "n4"); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // target is where a request goes: this node (the leader) or the leader at
@@ -158,7 +159,7 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 			return unknownOp(op) // as the release before it (tests model one)
 		}
 		if len(payload) == 0 {
-			return encodeError(fmt.Errorf("forwarded write: empty: %w", fsm.ErrInvalidData))
+			return encodeError(fmt.Errorf("forwarded write: empty: %w", tree.ErrInvalidData))
 		}
 		o, err := decodeAnswerOptions(payload[0])
 		if err != nil {
@@ -218,7 +219,7 @@ const answerRPCFormat = 2
 
 // unknownOp is the answer to an RPC this build does not know.
 func unknownOp(op rpcOp) []byte {
-	return encodeError(fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("%s %d (a newer member?)", msgUnknownOp, op)))
+	return encodeError(tree.Public(tree.ErrBadRequest, fmt.Sprintf("%s %d (a newer member?)", msgUnknownOp, op)))
 }
 
 // leading returns errRetry unless this node leads and is not stopping.

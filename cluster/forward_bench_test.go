@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // forwardBodies are a PUT of a 100-child object and a PATCH of 100 fields
@@ -62,9 +63,9 @@ func forwardedCommand(b *testing.B, kind fsm.CommandKind, path string, body []by
 	c := fsm.Command{Kind: kind, Path: mustPath(path), Body: body, Parsed: true, Now: time.Now().UnixMilli()}
 	var err error
 	if kind == fsm.CmdUpdate {
-		c.Fields, err = fsm.ParseUpdate(body, fsm.MaxDepth-2)
+		c.Fields, err = tree.ParseUpdate(body, tree.MaxDepth-2)
 	} else {
-		c.Value, err = fsm.ParseBody(body, fsm.MaxDepth-2)
+		c.Value, err = tree.ParseBody(body, tree.MaxDepth-2)
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // testWriter forwards log lines to the test's output until the test ends,
@@ -114,18 +115,18 @@ func crash(t testing.TB, n *Node) {
 	})
 }
 
-func render(v *fsm.Node) string { return string(fsm.AppendJSON(nil, v, fsm.RenderOptions{})) }
+func render(v *tree.Node) string { return string(tree.AppendJSON(nil, v, tree.RenderOptions{})) }
 
 // set is a PUT of body at path as the HTTP layer builds it: parsed once
 // (when body is valid JSON; an invalid one goes as text, for the FSM to
 // refuse).
 func set(path string, body string) fsm.Command {
-	p, err := fsm.SplitPath(path)
+	p, err := tree.SplitPath(path)
 	if err != nil {
 		panic(err)
 	}
 	c := fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body), Now: time.Now().UnixMilli()}
-	if v, err := fsm.ParseBody(c.Body, fsm.MaxDepth-len(p)); err == nil {
+	if v, err := tree.ParseBody(c.Body, tree.MaxDepth-len(p)); err == nil {
 		c.Parsed, c.Value = true, v
 	}
 	return c
@@ -134,7 +135,7 @@ func set(path string, body string) fsm.Command {
 // update is a PATCH of body at path, parsed once.
 func update(path string, body string) fsm.Command {
 	p := mustPath(path)
-	fields, err := fsm.ParseUpdate([]byte(body), fsm.MaxDepth-len(p))
+	fields, err := tree.ParseUpdate([]byte(body), tree.MaxDepth-len(p))
 	if err != nil {
 		panic(err)
 	}
@@ -144,7 +145,7 @@ func update(path string, body string) fsm.Command {
 // pushed is a POST of body at path, parsed once.
 func pushed(path string, body string) fsm.Command {
 	p := mustPath(path)
-	v, err := fsm.ParseBody([]byte(body), fsm.MaxDepth-len(p)-1)
+	v, err := tree.ParseBody([]byte(body), tree.MaxDepth-len(p)-1)
 	if err != nil {
 		panic(err)
 	}
@@ -161,8 +162,8 @@ func pushName(t *testing.T, a fsm.Answer) string {
 	return v.Name
 }
 
-func mustPath(s string) fsm.Path {
-	p, err := fsm.SplitPath(s)
+func mustPath(s string) tree.Path {
+	p, err := tree.SplitPath(s)
 	if err != nil {
 		panic(err)
 	}

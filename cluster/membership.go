@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // membershipLoop runs while discovery is on: it keeps this node's gossip
@@ -300,7 +301,7 @@ func (n *Node) RemoveMember(ctx context.Context, id string) error {
 		return shuttingDown(op)
 	}
 	if id == "" {
-		return fsm.Public(fsm.ErrBadRequest, "Member id is empty")
+		return tree.Public(tree.ErrBadRequest, "Member id is empty")
 	}
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
@@ -352,10 +353,10 @@ func (n *Node) leaderRemove(ctx context.Context, id raft.ServerID) error {
 		found = found || s.ID == id
 	}
 	if !found {
-		return fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("No member %q in the cluster", id))
+		return tree.Public(tree.ErrBadRequest, fmt.Sprintf("No member %q in the cluster", id))
 	}
 	if id == n.id || n.peerAlive(id) {
-		return fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("Member %q is alive; stop it before removing it", id))
+		return tree.Public(tree.ErrBadRequest, fmt.Sprintf("Member %q is alive; stop it before removing it", id))
 	}
 	if err := waitFuture(ctx, n.raft.RemoveServer(id, 0, n.cfg.WriteTimeout)); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {

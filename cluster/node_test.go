@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 func TestSingleNodeBootstrapsAndLeads(t *testing.T) {
@@ -92,12 +93,12 @@ func TestFSMErrorsPassThrough(t *testing.T) {
 	n, _ := startNode(t, testConfig(t, t.TempDir()))
 	waitReady(t, n)
 	_, err := n.Propose(context.Background(), set("/bad", `{"a":`), fsm.AnswerOptions{})
-	if !errors.Is(err, fsm.ErrInvalidData) {
+	if !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("invalid body: err = %v, want ErrInvalidData", err)
 	}
 	big := set("/big", `"`+strings.Repeat("x", 1000)+`"`)
 	big.WriteLimit = 10
-	if _, err := n.Propose(context.Background(), big, fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrTooLarge) {
+	if _, err := n.Propose(context.Background(), big, fsm.AnswerOptions{}); !errors.Is(err, tree.ErrTooLarge) {
 		t.Fatalf("write over limit: err = %v, want ErrTooLarge", err)
 	}
 }

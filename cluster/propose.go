@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Propose replicates c as one log entry and returns the client's answer,
@@ -115,7 +116,7 @@ const chunkWindow = 4
 // errEntryTooBig is the 413 of a write over size bytes.
 func errEntryTooBig(size, limit int) error {
 	return fmt.Errorf("propose: command of %d bytes exceeds the %d-byte limit of one replicated write: %w",
-		size, limit, fsm.Public(fsm.ErrTooLarge, fsm.MsgWriteTooBig))
+		size, limit, tree.Public(tree.ErrTooLarge, tree.MsgWriteTooBig))
 }
 
 // writeLimit is the largest command a cluster whose members all apply

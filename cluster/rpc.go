@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Reply kinds: the first byte of every RPC answer.
@@ -53,7 +54,7 @@ func encodeAnswerOptions(o fsm.AnswerOptions) byte {
 // member asking for an answer this leader cannot render.
 func decodeAnswerOptions(b byte) (fsm.AnswerOptions, error) {
 	if b&^answerKnown != 0 {
-		return fsm.AnswerOptions{}, fsm.Public(fsm.ErrBadRequest, fmt.Sprintf("unknown cluster RPC answer options %#x (a newer member?)", b))
+		return fsm.AnswerOptions{}, tree.Public(tree.ErrBadRequest, fmt.Sprintf("unknown cluster RPC answer options %#x (a newer member?)", b))
 	}
 	return fsm.AnswerOptions{Pretty: b&answerPretty != 0, Delete: b&answerDelete != 0, Export: b&answerExport != 0}, nil
 }
@@ -83,13 +84,13 @@ const msgUnknownOp = "unknown cluster RPC"
 // isUnknownOp reports whether err is a peer's answer to an RPC op it
 // does not know (a member of an older release); it acted on nothing.
 func isUnknownOp(err error) bool {
-	var pub *fsm.PublicError
-	return errors.As(err, &pub) && errors.Is(err, fsm.ErrBadRequest) && strings.HasPrefix(pub.Message, msgUnknownOp)
+	var pub *tree.PublicError
+	return errors.As(err, &pub) && errors.Is(err, tree.ErrBadRequest) && strings.HasPrefix(pub.Message, msgUnknownOp)
 }
 
 // nodeDepth bounds the nesting of values decoded from a peer. Stored values
 // are at most fsm.MaxDepth deep; priorities add a level each.
-const nodeDepth = 4 * fsm.MaxDepth
+const nodeDepth = 4 * tree.MaxDepth
 
 // errMalformed is a reply this build cannot decode.
 var errMalformed = errors.New("malformed cluster RPC reply")
@@ -111,7 +112,7 @@ func encodeError(err error) []byte {
 		// A client-facing message must arrive exactly as the FSM wrote it,
 		// without the leader's wrapping.
 		msg := err.Error()
-		var pub *fsm.PublicError
+		var pub *tree.PublicError
 		if errors.As(err, &pub) {
 			msg = pub.Message
 		}
@@ -195,18 +196,18 @@ func decodeResult(r *replyReader) (fsm.Result, error) {
 	}
 	if r.byte() == 1 {
 		n := r.count()
-		res.Fields = make([]fsm.Field, 0, n)
+		res.Fields = make([]tree.Field, 0, n)
 		for range n {
 			segs := r.count()
-			p := make(fsm.Path, 0, segs)
+			p := make(tree.Path, 0, segs)
 			for range segs {
 				p = append(p, r.string())
 			}
-			res.Fields = append(res.Fields, fsm.Field{Path: p, Value: r.node()})
+			res.Fields = append(res.Fields, tree.Field{Path: p, Value: r.node()})
 		}
 	}
 	if value != nil && res.Fields == nil && r.err == nil {
-		v, err := fsm.ParseBody(value, nodeDepth)
+		v, err := tree.ParseBody(value, nodeDepth)
 		if err != nil {
 			r.fail("value: " + err.Error())
 		}
@@ -227,12 +228,12 @@ func appendString(b []byte, s string) []byte {
 // appendNode writes a value in the export form snapshots use (priorities
 // kept, no array rule), so fsm.ParseBody rebuilds an identical node with
 // the same ETag; a presence byte tells null from everything else.
-func appendNode(b []byte, n *fsm.Node) []byte {
+func appendNode(b []byte, n *tree.Node) []byte {
 	if n == nil {
 		return append(b, 0)
 	}
 	b = append(b, 1)
-	js := fsm.AppendJSON(nil, n, fsm.RenderOptions{Export: true})
+	js := tree.AppendJSON(nil, n, tree.RenderOptions{Export: true})
 	b = binary.AppendUvarint(b, uint64(len(js)))
 	return append(b, js...)
 }
@@ -294,7 +295,7 @@ func (r *replyReader) bytes() []byte {
 
 func (r *replyReader) string() string { return string(r.bytes()) }
 
-func (r *replyReader) node() *fsm.Node {
+func (r *replyReader) node() *tree.Node {
 	if r.byte() == 0 || r.err != nil {
 		return nil
 	}
@@ -302,7 +303,7 @@ func (r *replyReader) node() *fsm.Node {
 	if r.err != nil {
 		return nil
 	}
-	n, err := fsm.ParseBody(js, nodeDepth)
+	n, err := tree.ParseBody(js, nodeDepth)
 	if err != nil {
 		r.fail("value: " + err.Error())
 		return nil

@@ -6,19 +6,20 @@ import (
 	"testing"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 func TestRPCResultRoundTrip(t *testing.T) {
-	val, err := fsm.ParseBody([]byte(`{"a":[1,2.5,"x"],"b":{".value":true,".priority":3},"c":5.0}`), fsm.MaxDepth)
+	val, err := tree.ParseBody([]byte(`{"a":[1,2.5,"x"],"b":{".value":true,".priority":3},"c":5.0}`), tree.MaxDepth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, res := range []fsm.Result{
 		{},
 		{Value: val, ETag: val.ETag(), Index: 1 << 40},
-		{Value: fsm.String("s"), Name: "-Nabcdefghijklmnopqr", Index: 3},
-		{Fields: []fsm.Field{{Path: mustPath("/a/b"), Value: fsm.Int(1)}, {Path: mustPath("/c")}}, Index: 9},
-		{Fields: []fsm.Field{}},
+		{Value: tree.String("s"), Name: "-Nabcdefghijklmnopqr", Index: 3},
+		{Fields: []tree.Field{{Path: mustPath("/a/b"), Value: tree.Int(1)}, {Path: mustPath("/c")}}, Index: 9},
+		{Fields: []tree.Field{}},
 	} {
 		r, err := decodeReply(encodeResult(res))
 		if err != nil {
@@ -41,14 +42,14 @@ func TestRPCResultRoundTrip(t *testing.T) {
 }
 
 func TestRPCErrorRoundTrip(t *testing.T) {
-	cur := fsm.Float(5)
+	cur := tree.Float(5)
 	tests := []struct {
 		err      error
 		sentinel error
 		msg      string
 	}{
-		{fsm.Public(fsm.ErrInvalidData, fsm.MsgUnknownSV), fsm.ErrInvalidData, fsm.MsgUnknownSV},
-		{fmt.Errorf("propose: %w", fsm.Public(fsm.ErrTooLarge, fsm.MsgWriteTooBig)), fsm.ErrTooLarge, fsm.MsgWriteTooBig},
+		{tree.Public(tree.ErrInvalidData, tree.MsgUnknownSV), tree.ErrInvalidData, tree.MsgUnknownSV},
+		{fmt.Errorf("propose: %w", tree.Public(tree.ErrTooLarge, tree.MsgWriteTooBig)), tree.ErrTooLarge, tree.MsgWriteTooBig},
 		{fmt.Errorf("propose: leadership lost: %w", fsm.ErrNoLeader), fsm.ErrNoLeader, "propose: leadership lost: no leader"},
 		{fmt.Errorf("read: %w", fsm.ErrTimeout), fsm.ErrTimeout, "read: timeout"},
 		{errors.New("disk on fire"), nil, "disk on fire"},
@@ -73,7 +74,7 @@ func TestRPCErrorRoundTrip(t *testing.T) {
 }
 
 func TestRPCMalformedReplies(t *testing.T) {
-	good := encodeResult(fsm.Result{Value: fsm.String("x"), Fields: []fsm.Field{{Path: mustPath("/a")}}, Name: "n", Index: 7})
+	good := encodeResult(fsm.Result{Value: tree.String("x"), Fields: []tree.Field{{Path: mustPath("/a")}}, Name: "n", Index: 7})
 	for i := range len(good) {
 		r, err := decodeReply(good[:i])
 		if err == nil {

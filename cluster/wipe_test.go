@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestWipedMemberDoesNotElectAStaleLeader is issue 13's scenario: n3 is
@@ -200,8 +201,8 @@ func TestEntryOverTheCapIsRefused(t *testing.T) {
 	before := leader.raft.LastIndex()
 	for _, n := range []*Node{leader, f} {
 		_, err := n.Propose(context.Background(), huge, fsm.AnswerOptions{})
-		var pub *fsm.PublicError
-		if !errors.Is(err, fsm.ErrTooLarge) || !errors.As(err, &pub) || pub.Message != fsm.MsgWriteTooBig {
+		var pub *tree.PublicError
+		if !errors.Is(err, tree.ErrTooLarge) || !errors.As(err, &pub) || pub.Message != tree.MsgWriteTooBig {
 			t.Fatalf("entry over the cap via %s: %v", n.id, err)
 		}
 	}
@@ -213,7 +214,7 @@ func TestEntryOverTheCapIsRefused(t *testing.T) {
 		if errors.Is(err, errRetry) {
 			return false // leadership moved under the race detector's load: ask the new leader
 		}
-		if !errors.Is(err, fsm.ErrTooLarge) {
+		if !errors.Is(err, tree.ErrTooLarge) {
 			t.Fatalf("legacy forwarded entry over the cap: %v", err)
 		}
 		return true
@@ -260,7 +261,7 @@ func TestLargeWriteIsChunked(t *testing.T) {
 	}
 	for _, n := range c.live() {
 		r, err := n.Read(context.Background(), fsm.Read{Path: mustPath("/large/v"), Linearizable: true})
-		if err != nil || r.Value.StringValue() != value || r.Value.ETag() != fsm.String(value).ETag() {
+		if err != nil || r.Value.StringValue() != value || r.Value.ETag() != tree.String(value).ETag() {
 			t.Fatalf("%s reads the large value wrong (%d bytes): %v", n.id, len(r.Value.StringValue()), err)
 		}
 	}

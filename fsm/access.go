@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Access is who a request acts as when the security rules judge it (SPEC
@@ -29,7 +30,7 @@ type Access struct {
 }
 
 // ErrDenied is the rules' refusal as the client sees it.
-var ErrDenied = Public(ErrPermissionDenied, MsgPermission)
+var ErrDenied = tree.Public(ErrPermissionDenied, tree.MsgPermission)
 
 // CmdSetRules replaces the security rules with Body, their source text
 // (SPEC §8). Only admins may propose it.
@@ -78,10 +79,10 @@ func decodeAs(b []byte) (Command, error) {
 	a := &Access{OpenIfUnset: b[2]&asOpenIfUnset != 0}
 	var err error
 	if a.Auth, err = authCache.decode(auth); err != nil {
-		return Command{}, fmt.Errorf("decode command: as: auth: %v: %w", err, ErrInvalidData)
+		return Command{}, fmt.Errorf("decode command: as: auth: %v: %w", err, tree.ErrInvalidData)
 	}
 	if k, err := EntryKind(d.b); err != nil || k == CmdAs || k == CmdChunk {
-		return Command{}, fmt.Errorf("decode command: as: inner entry of kind %d: %w", k, ErrInvalidData)
+		return Command{}, fmt.Errorf("decode command: as: inner entry of kind %d: %w", k, tree.ErrInvalidData)
 	}
 	c, err := DecodeCommand(d.b)
 	if err != nil {
@@ -99,7 +100,7 @@ func (a *Access) env(s *state, now int64) *rules.Env {
 // ReadAs returns the value at p as a reader with access a sees it: the
 // value, or ErrDenied when the rules in force do not let a read p (nil a
 // is an admin). The check and the read see the same state.
-func (f *FSM) ReadAs(p Path, a *Access) (ReadResult, error) {
+func (f *FSM) ReadAs(p tree.Path, a *Access) (ReadResult, error) {
 	s := f.cur.Load()
 	if a != nil && !s.rulesFor(a).CanRead(p, a.env(s, a.Now)) {
 		return ReadResult{Index: s.index, Rules: s.rulesInForce()}, ErrDenied
@@ -149,14 +150,14 @@ func judgeWrite(s, next *state, c *Command, res Result) error {
 // writtenPaths are the locations c changed: its node path, the pushed
 // child for a Push, one path per field for an Update.
 func writtenPaths(c *Command, res Result) [][]string {
-	base := nodePath(c.Path)
+	base := c.Path.NodePath()
 	switch {
 	case c.Kind == CmdPush:
 		return [][]string{append(append([]string{}, base...), res.Name)}
 	case c.Kind == CmdUpdate && res.Fields != nil:
 		out := make([][]string, len(res.Fields))
 		for i, f := range res.Fields {
-			out[i] = append(append([]string{}, base...), nodePath(f.Path)...)
+			out[i] = append(append([]string{}, base...), f.Path.NodePath()...)
 		}
 		return out
 	}
@@ -174,7 +175,7 @@ func judgePrecondition(s *state, c *Command, perr error) error {
 	if err != nil || judgeWrite(s, next, &unconditional, res) != nil {
 		return ErrDenied
 	}
-	if !s.rulesFor(c.As).CanRead(nodePath(c.Path), c.As.env(s, c.Now)) {
+	if !s.rulesFor(c.As).CanRead(c.Path.NodePath(), c.As.env(s, c.Now)) {
 		return ErrDenied
 	}
 	return perr

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // userRules lets each user write their own node, with a name that is a
@@ -99,10 +101,10 @@ func TestJudgedReads(t *testing.T) {
 	}
 	// Before rules are set, non-admins are refused, unless the proposer
 	// promised open rules (--dev).
-	if _, err := f.ReadAs(Path{"users"}, as("alice")); !errors.Is(err, ErrPermissionDenied) {
+	if _, err := f.ReadAs(tree.Path{"users"}, as("alice")); !errors.Is(err, ErrPermissionDenied) {
 		t.Fatalf("default rules: %v", err)
 	}
-	if res, err := f.ReadAs(Path{"users"}, &Access{OpenIfUnset: true}); err != nil || res.Value == nil {
+	if res, err := f.ReadAs(tree.Path{"users"}, &Access{OpenIfUnset: true}); err != nil || res.Value == nil {
 		t.Fatalf("open default: %v %v", res.Value, err)
 	}
 	setRules(t, f, userRules)
@@ -114,7 +116,7 @@ func TestJudgedReads(t *testing.T) {
 			t.Fatalf("bob reads %s: %v", p, err)
 		}
 	}
-	if _, err := f.ReadAs(Path{"users"}, nil); err != nil {
+	if _, err := f.ReadAs(tree.Path{"users"}, nil); err != nil {
 		t.Fatalf("admin read: %v", err)
 	}
 }
@@ -166,7 +168,7 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 	if r == nil || r.Index != f.index || string(r.Source) != userRules {
 		t.Fatalf("restored rules: %+v", r)
 	}
-	if _, err := g.ReadAs(Path{"a"}, as("alice")); !errors.Is(err, ErrPermissionDenied) {
+	if _, err := g.ReadAs(tree.Path{"a"}, as("alice")); !errors.Is(err, ErrPermissionDenied) {
 		t.Fatalf("restored rules do not judge: %v", err)
 	}
 }

@@ -1,6 +1,10 @@
 package fsm
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/arbordb/arbor/fsm/tree"
+)
 
 // AnswerOptions say how a write's answer is rendered. They travel with a
 // forwarded write, so the leader renders the answer once and the follower
@@ -32,17 +36,17 @@ type Answer struct {
 // RenderAnswer renders the result of applying a command of kind (a plain
 // kind: CmdSet, CmdUpdate or CmdPush).
 func RenderAnswer(kind CommandKind, res Result, o AnswerOptions) Answer {
-	ro := RenderOptions{Pretty: o.Pretty}
+	ro := tree.RenderOptions{Pretty: o.Pretty}
 	a := Answer{ETag: res.ETag, Index: res.Index}
 	switch {
 	case kind == CmdPush:
 		a.Body = pushName(res.Name, ro)
 	case o.Delete:
-		a.Body, a.ETag = AppendJSON(nil, nil, ro), (*Node)(nil).ETag()
+		a.Body, a.ETag = tree.AppendJSON(nil, nil, ro), (*tree.Node)(nil).ETag()
 	case kind == CmdUpdate && res.Fields != nil:
-		a.Body = AppendFields(nil, res.Fields, ro)
+		a.Body = tree.AppendFields(nil, res.Fields, ro)
 	default: // PUT echoes what was written, server values resolved
-		a.Body = AppendJSON(nil, res.Value, ro)
+		a.Body = tree.AppendJSON(nil, res.Value, ro)
 	}
 	return a
 }
@@ -55,7 +59,7 @@ func AnswerFor(kind CommandKind, res Result, err error, o AnswerOptions) (Answer
 	if err != nil {
 		var pre *PreconditionError
 		if errors.As(err, &pre) && pre.Body == nil {
-			RenderPrecondition(pre, RenderOptions{Pretty: o.Pretty, Export: o.Export})
+			RenderPrecondition(pre, tree.RenderOptions{Pretty: o.Pretty, Export: o.Export})
 		}
 		return Answer{}, err
 	}
@@ -64,18 +68,18 @@ func AnswerFor(kind CommandKind, res Result, err error, o AnswerOptions) (Answer
 
 // RenderPrecondition fills e's rendered form, the 412's body and ETag,
 // from its current value.
-func RenderPrecondition(e *PreconditionError, o RenderOptions) {
+func RenderPrecondition(e *PreconditionError, o tree.RenderOptions) {
 	e.ETag = e.Current.ETag()
-	e.Body = AppendJSON(nil, e.Current, o)
+	e.Body = tree.AppendJSON(nil, e.Current, o)
 }
 
 // pushName renders a POST's answer, {"name":"<key>"}. Push keys use only
 // URL-safe base-64 characters, so the key needs no escaping.
-func pushName(key string, o RenderOptions) []byte {
+func pushName(key string, o tree.RenderOptions) []byte {
 	if !o.Pretty {
 		return []byte(`{"name":"` + key + `"}`)
 	}
-	b := newObjectBuilder()
-	b.set("name", String(key))
-	return AppendJSON(nil, b.build(nil), o)
+	b := tree.NewObjectBuilder()
+	b.Set("name", tree.String(key))
+	return tree.AppendJSON(nil, b.Build(nil), o)
 }

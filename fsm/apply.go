@@ -3,7 +3,8 @@ package fsm
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // applyEntry computes the state after one command entry. It never panics on
@@ -55,59 +56,49 @@ func applyKind(s *state, cmd *Command) (Result, []Event, error) {
 
 func (s *state) clone() *state { c := *s; return &c }
 
-// nodePath strips a trailing ".priority" from p.
-func nodePath(p Path) Path {
-	if p.IsPriority() {
-		return p[:len(p)-1]
-	}
-	return p
+// write is what the tree needs of c to write its value.
+func (c *Command) write() tree.Write {
+	return tree.Write{Path: c.Path, Now: c.Now, WriteLimit: c.WriteLimit, CheckIncrements: c.Parsed}
 }
 
 // bodyValue is a Set's or Push's value: parsed already (entry format 2),
 // or parsed now from the JSON text with depth levels allowed (format 1;
 // nil or "null" is null).
-func (c *Command) bodyValue(depth int) (*Node, error) {
+func (c *Command) bodyValue(depth int) (*tree.Node, error) {
 	if c.Parsed {
 		return c.Value, nil
 	}
 	if len(c.Body) == 0 {
 		return nil, nil
 	}
-	return ParseBody(c.Body, depth)
+	return tree.ParseBody(c.Body, depth)
 }
 
 // bodyFields is an Update's fields, parsed already or parsed now; nil
 // for a null body.
-func (c *Command) bodyFields() ([]Field, error) {
+func (c *Command) bodyFields() ([]tree.Field, error) {
 	if c.Parsed {
 		return c.Fields, nil
 	}
 	if len(c.Body) == 0 || string(c.Body) == "null" {
 		return nil, nil
 	}
-	return ParseUpdate(c.Body, MaxDepth-len(c.Path))
+	return tree.ParseUpdate(c.Body, tree.MaxDepth-len(c.Path))
 }
 
-func checkIfMatch(root *Node, c *Command) error {
+func checkIfMatch(root *tree.Node, c *Command) error {
 	if !c.HasIfMatch {
 		return nil
 	}
-	cur := root.Get(nodePath(c.Path))
+	cur := root.Get(c.Path.NodePath())
 	if cur.ETag() != c.IfMatch {
 		return &PreconditionError{Current: cur}
 	}
 	return nil
 }
 
-func checkWriteLimit(limit, written, removed int64) error {
-	if limit > 0 && written+removed > limit {
-		return Public(ErrTooLarge, MsgWriteTooBig)
-	}
-	return nil
-}
-
 func applySet(s *state, c *Command) (Result, []Event, error) {
-	v, err := c.bodyValue(MaxDepth - len(nodePath(c.Path)))
+	v, err := c.bodyValue(tree.MaxDepth - len(c.Path.NodePath()))
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -116,21 +107,23 @@ func applySet(s *state, c *Command) (Result, []Event, error) {
 	}
 	cur := s.root.Get(c.Path)
 	if c.Path.IsPriority() {
-		cur = s.root.Get(nodePath(c.Path)).Priority()
+		cur = s.root.Get(c.Path.NodePath()).Priority()
 	}
-	if err := checkIncrements(c, v, cur); err != nil {
+	if c.Parsed {
+		if err := tree.CheckIncrements(v, cur); err != nil {
+			return Result{}, nil, err
+		}
+	}
+	v = tree.Resolve(v, cur, c.Now)
+	if err := tree.CheckWriteLimit(c.WriteLimit, v.Size(), cur.Size()); err != nil {
 		return Result{}, nil, err
 	}
-	v = resolve(v, cur, c.Now)
-	if err := checkWriteLimit(c.WriteLimit, v.Size(), cur.Size()); err != nil {
-		return Result{}, nil, err
-	}
-	root, err := setValue(s.root, c.Path, v, nil)
+	root, err := tree.SetValue(s.root, c.Path, v)
 	if err != nil {
 		return Result{}, nil, err
 	}
 	s.root = root
-	np := nodePath(c.Path)
+	np := c.Path.NodePath()
 	after := root.Get(np)
 	ev := Event{Kind: EventPut, Path: np, Value: after}
 	if !c.Path.IsPriority() {
@@ -140,11 +133,11 @@ func applySet(s *state, c *Command) (Result, []Event, error) {
 }
 
 func applyUpdate(s *state, c *Command) (Result, []Event, error) {
-	return updateWith(s, c, mergeOrInOrder)
+	return updateWith(s, c, tree.Update)
 }
 
 // updateWith applies the Update c, computing its tree with update.
-func updateWith(s *state, c *Command, update func(*state, *Command, []Field) (*Node, []Field, *Node, error)) (Result, []Event, error) {
+func updateWith(s *state, c *Command, update func(*tree.Node, tree.Write, []tree.Field) (*tree.Node, []tree.Field, *tree.Node, error)) (Result, []Event, error) {
 	fields, err := c.bodyFields()
 	if err != nil {
 		return Result{}, nil, err
@@ -157,7 +150,7 @@ func updateWith(s *state, c *Command, update func(*state, *Command, []Field) (*N
 	if err := checkIfMatch(s.root, c); err != nil {
 		return Result{}, nil, err
 	}
-	root, resolved, echo, err := update(s, c, fields)
+	root, resolved, echo, err := update(s.root, c.write(), fields)
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -166,202 +159,29 @@ func updateWith(s *state, c *Command, update func(*state, *Command, []Field) (*N
 	return Result{Value: echo, Fields: resolved, ETag: root.Get(c.Path).ETag()}, []Event{ev}, nil
 }
 
-// mergeOrInOrder builds an Update's tree in one pass (merge.go); the few
-// inputs mergeUpdate cannot take are applied field by field.
-func mergeOrInOrder(s *state, c *Command, fields []Field) (*Node, []Field, *Node, error) {
-	root, resolved, echo, err := mergeUpdate(s.root, c, fields)
-	if errors.Is(err, errInOrder) {
-		return updateInOrder(s, c, fields)
-	}
-	return root, resolved, echo, err
-}
-
-func joinPath(p Path) string {
-	s := p.String()
-	return s[1:]
-}
-
 func applyPush(s *state, c *Command) (Result, []Event, error) {
 	if c.Path.IsPriority() {
-		return Result{}, nil, Public(ErrInvalidPath, MsgInvalidToken)
+		return Result{}, nil, tree.Public(tree.ErrInvalidPath, tree.MsgInvalidToken)
 	}
-	if len(c.Path)+1 > MaxDepth {
-		return Result{}, nil, Public(ErrInvalidPath, MsgPathTooLong)
+	if len(c.Path)+1 > tree.MaxDepth {
+		return Result{}, nil, tree.Public(tree.ErrInvalidPath, tree.MsgPathTooLong)
 	}
-	v, err := c.bodyValue(MaxDepth - len(c.Path) - 1)
+	v, err := c.bodyValue(tree.MaxDepth - len(c.Path) - 1)
 	if err != nil {
 		return Result{}, nil, err
 	}
-	v = resolve(v, nil, c.Now)
-	if err := checkWriteLimit(c.WriteLimit, v.Size(), 0); err != nil {
+	v = tree.Resolve(v, nil, c.Now)
+	if err := tree.CheckWriteLimit(c.WriteLimit, v.Size(), 0); err != nil {
 		return Result{}, nil, err
 	}
 	key := nextPushKey(s, c.Now, c.Rand)
 	p := c.Path.Child(key)
-	s.root = setAt(s.root, p, v, nil)
+	root, err := tree.SetValue(s.root, p, v)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	s.root = root
 	return Result{Value: v, Name: key, ETag: v.ETag()}, []Event{{Kind: EventPut, Path: p, Value: v}}, nil
-}
-
-// setValue writes v at p, or, when p ends in ".priority", sets the priority
-// of the node above it. Objects in mine may be changed in place.
-func setValue(root *Node, p Path, v *Node, mine owned) (*Node, error) {
-	if !p.IsPriority() {
-		return setAt(root, p, v, mine), nil
-	}
-	if err := checkPriority(v); err != nil {
-		return nil, err
-	}
-	np := p[:len(p)-1]
-	cur := root.Get(np)
-	if cur == nil {
-		return root, nil
-	}
-	return setAt(root, np, cur.WithPriority(v), mine), nil
-}
-
-// checkPriority refuses a priority that is not a string, a number or null.
-func checkPriority(v *Node) error {
-	switch v.Kind() {
-	case KindNull, KindString, KindInt, KindFloat:
-		return nil
-	}
-	return Public(ErrInvalidData, "Invalid data; a priority must be a string, a number or null")
-}
-
-// owned holds the objects one entry created along the paths it wrote.
-// Nothing else refers to them yet — not the state before the entry (which
-// stays intact should the entry fail), not a result or an event — so the
-// entry's later writes may change them in place instead of copying them
-// again. It lives for one entry, and a nil owned changes nothing in place.
-type owned map[*Node]struct{}
-
-// setAt returns root with the node at p replaced by v, copying only the
-// nodes along p (or changing them in place when mine owns them). Parents
-// left without children disappear.
-func setAt(root *Node, p Path, v *Node, mine owned) *Node {
-	if len(p) == 0 {
-		return v
-	}
-	child := root.Child(p[0])
-	if mine == nil {
-		nc := setAt(child, p[1:], v, nil)
-		if nc == child {
-			return root
-		}
-		return root.withChild(p[0], nc)
-	}
-	// The child may change in place below: note what it contributes to
-	// root first.
-	was := entryOf(p[0], child)
-	_, changedInPlace := mine[child]
-	nc := setAt(child, p[1:], v, mine)
-	if nc == child && !changedInPlace {
-		return root
-	}
-	if root.Kind() != KindObject { // null or a leaf: a new object (or as it was)
-		m := root.withChild(p[0], nc)
-		if m.Kind() == KindObject {
-			mine[m] = struct{}{}
-		}
-		return m
-	}
-	_, rootMine := mine[root]
-	m := root.replaceChild(p[0], was, nc, rootMine)
-	if m != nil {
-		mine[m] = struct{}{}
-	}
-	return m
-}
-
-// resolve replaces server-value placeholders in n: timestamps become now,
-// increments add to the number currently at the same place (cur).
-func resolve(n, cur *Node, now int64) *Node {
-	if n == nil || !n.hasSV {
-		return n
-	}
-	prio := n.prio
-	if prio != nil && prio.kind == KindTimestamp {
-		prio = Int(now)
-	}
-	switch n.kind {
-	case KindTimestamp:
-		return Int(now).WithPriority(prio)
-	case KindIncrement:
-		return increment(cur, n.incDelta()).WithPriority(prio)
-	case KindObject:
-		b := newObjectBuilder()
-		n.Each(func(k string, c *Node) bool {
-			b.set(k, resolve(c, cur.Child(k), now))
-			return true
-		})
-		return b.build(prio)
-	}
-	return n.WithPriority(prio)
-}
-
-// msgIncrementOverflow is the 400 of an increment whose double result
-// would be infinite.
-const msgIncrementOverflow = "Invalid data; increment overflows the range of a double"
-
-// checkIncrements refuses a value whose increments would overflow to an
-// infinity (Firebase cannot store one either). Only entries of format 2
-// are checked: format 1 entries keep the result they always had (the
-// delta is stored), so a log replayed by a newer release gives the same
-// state.
-func checkIncrements(c *Command, n, cur *Node) error {
-	if c.Parsed && incrementOverflows(n, cur) {
-		return Public(ErrInvalidData, msgIncrementOverflow)
-	}
-	return nil
-}
-
-// incrementOverflows reports whether resolving n against cur would add
-// doubles to an infinity.
-func incrementOverflows(n, cur *Node) bool {
-	if n == nil || !n.hasSV {
-		return false
-	}
-	switch n.kind {
-	case KindIncrement:
-		x, okx := cur.Number()
-		y, _ := n.incDelta().Number()
-		return okx && (cur.Kind() == KindFloat || n.b) && math.IsInf(x+y, 0)
-	case KindObject:
-		over := false
-		n.Each(func(k string, c *Node) bool {
-			over = incrementOverflows(c, cur.Child(k))
-			return !over
-		})
-		return over
-	}
-	return false
-}
-
-// increment adds delta to cur following Firebase: a missing or non-numeric
-// current value is replaced by delta; int+int stays an int unless it
-// overflows; anything involving a double is a double.
-func increment(cur, delta *Node) *Node {
-	switch {
-	case cur.Kind() == KindInt && delta.Kind() == KindInt:
-		a, b := cur.i, delta.i
-		sum := a + b
-		if (b > 0 && sum < a) || (b < 0 && sum > a) {
-			return Float(float64(a) + float64(b))
-		}
-		return Int(sum)
-	case cur.Kind() == KindInt || cur.Kind() == KindFloat:
-		x, _ := cur.Number()
-		y, _ := delta.Number()
-		f := x + y
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return delta
-		}
-		return Float(f)
-	}
-	if delta.Kind() == KindInt {
-		return Int(delta.i)
-	}
-	return Float(delta.f)
 }
 
 const pushChars = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"

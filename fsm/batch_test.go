@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // describeResponse renders an Apply response for comparison.
@@ -99,7 +101,7 @@ func TestApplyBatchMatchesApply(t *testing.T) {
 // stops the node as Apply does, with everything before it applied.
 func TestApplyBatchStopsAtNewerEntry(t *testing.T) {
 	f := New()
-	good := Command{Kind: CmdSet, Path: Path{"a"}, Body: []byte(`1`)}
+	good := Command{Kind: CmdSet, Path: tree.Path{"a"}, Body: []byte(`1`)}
 	newer := good.Encode()
 	newer[0] = CommandVersion + 1
 	logs := []Entry{
@@ -127,7 +129,7 @@ func TestApplyBatchWakesWaiters(t *testing.T) {
 	f := New()
 	done := make(chan error, 1)
 	go func() { done <- f.WaitApplied(t.Context(), 2) }()
-	c := Command{Kind: CmdSet, Path: Path{"a"}, Body: []byte(`1`)}
+	c := Command{Kind: CmdSet, Path: tree.Path{"a"}, Body: []byte(`1`)}
 	f.ApplyBatch([]Entry{
 		{Index: 1, Command: true, Data: c.Encode()},
 		{Index: 2, Command: true, Data: c.Encode()},
@@ -153,7 +155,7 @@ func benchApplyBatch(b *testing.B, size int) {
 	f := New()
 	logs := make([]Entry, 1024)
 	for i := range logs {
-		c := Command{Kind: CmdSet, Path: Path{"bench", fmt.Sprintf("k%d", i%1000)}, Body: []byte(`"` + string(bytes.Repeat([]byte("x"), 100)) + `"`)}
+		c := Command{Kind: CmdSet, Path: tree.Path{"bench", fmt.Sprintf("k%d", i%1000)}, Body: []byte(`"` + string(bytes.Repeat([]byte("x"), 100)) + `"`)}
 		logs[i] = Entry{Command: true, Data: c.Encode()}
 	}
 	var index uint64

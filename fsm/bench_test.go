@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // bigFSM returns an FSM whose node /big has n children.
@@ -24,7 +26,7 @@ func bigFSM(tb testing.TB, n int) *testFSM {
 			fmt.Fprintf(&sb, `"k%07d":%d`, j, j)
 		}
 		sb.WriteByte('}')
-		if _, err := f.apply(Command{Kind: CmdUpdate, Path: Path{"big"}, Body: []byte(sb.String())}); err != nil {
+		if _, err := f.apply(Command{Kind: CmdUpdate, Path: tree.Path{"big"}, Body: []byte(sb.String())}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -33,7 +35,7 @@ func bigFSM(tb testing.TB, n int) *testFSM {
 
 func BenchmarkApplySetDepth5(b *testing.B) {
 	f := bigFSM(b, 10000)
-	c := Command{Kind: CmdSet, Path: Path{"a", "b", "c", "d", "e"}, Body: []byte(`{"name":"x","n":1}`)}
+	c := Command{Kind: CmdSet, Path: tree.Path{"a", "b", "c", "d", "e"}, Body: []byte(`{"name":"x","n":1}`)}
 	data := c.Encode()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -45,7 +47,7 @@ func BenchmarkApplySetDepth5(b *testing.B) {
 
 func BenchmarkApplyPushInto1MChildren(b *testing.B) {
 	f := bigFSM(b, 1_000_000)
-	c := Command{Kind: CmdPush, Path: Path{"big"}, Body: []byte(`{"msg":"hello","n":1}`), Now: 1700000000000}
+	c := Command{Kind: CmdPush, Path: tree.Path{"big"}, Body: []byte(`{"msg":"hello","n":1}`), Now: 1700000000000}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -66,7 +68,7 @@ func BenchmarkApplyPatch100Fields(b *testing.B) {
 		fmt.Fprintf(&sb, `"u%02d/name":"n%d","u%02d/score":%d`, i, i, i, i)
 	}
 	sb.WriteByte('}')
-	data := (&Command{Kind: CmdUpdate, Path: Path{"users"}, Body: []byte(sb.String())}).Encode()
+	data := (&Command{Kind: CmdUpdate, Path: tree.Path{"users"}, Body: []byte(sb.String())}).Encode()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -98,7 +100,7 @@ func benchStall(b *testing.B, snapshots bool) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c := Command{Kind: CmdSet, Path: Path{"hot", "x"}}
+		c := Command{Kind: CmdSet, Path: tree.Path{"hot", "x"}}
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for i := 0; !stop.Load() && i < 10_000_000; i++ {

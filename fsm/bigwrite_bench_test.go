@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // The largest writes the default 16 MiB limit lets through (issue 19):
@@ -62,7 +64,7 @@ var bigWriteCases = []bigWriteCase{
 		return bytes.ReplaceAll(bigKeysBody(1_000_000), []byte(`":1`), []byte(`/v":1`))
 	}},
 	{"put1M", CmdSet, func() []byte { return bigKeysBody(1_000_000) }},
-	{"string10M", CmdSet, func() []byte { return []byte(`"` + strings.Repeat("a", MaxStringLen) + `"`) }},
+	{"string10M", CmdSet, func() []byte { return []byte(`"` + strings.Repeat("a", tree.MaxStringLen) + `"`) }},
 }
 
 // cpuTime is the CPU time the process has used.
@@ -93,14 +95,14 @@ func BenchmarkBigWrite(b *testing.B) {
 
 func benchBigWrite(b *testing.B, bc bigWriteCase) {
 	body := bc.body()
-	path := Path{"big"}
+	path := tree.Path{"big"}
 	parse := func() (Command, error) {
 		c := Command{Kind: bc.kind, Path: path, Now: 1700000000000, Parsed: true}
 		var err error
 		if bc.kind == CmdUpdate {
-			c.Fields, err = ParseUpdate(body, MaxDepth-len(path))
+			c.Fields, err = tree.ParseUpdate(body, tree.MaxDepth-len(path))
 		} else {
-			c.Value, err = ParseBody(body, MaxDepth-len(path))
+			c.Value, err = tree.ParseBody(body, tree.MaxDepth-len(path))
 		}
 		return c, err
 	}

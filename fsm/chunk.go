@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // A command too large for one log entry travels as a run of CmdChunk
@@ -67,7 +69,7 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 	piece := d.bytes()
 	if d.err != nil || total < 2 || seq >= total {
 		next.chunks = nil
-		return &next, Result{}, nil, fmt.Errorf("chunk entry %d: malformed: %w", index, ErrInvalidData)
+		return &next, Result{}, nil, fmt.Errorf("chunk entry %d: malformed: %w", index, tree.ErrInvalidData)
 	}
 	p := next.chunks
 	if p == nil || p.op != op {
@@ -75,7 +77,7 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 	}
 	if (p == nil && seq != 0) || (p != nil && (int(seq) != len(p.parts) || int(total) != p.total)) {
 		next.chunks = nil
-		return &next, Result{}, nil, fmt.Errorf("chunk %d of %d out of order: %w", seq, total, ErrInvalidData)
+		return &next, Result{}, nil, fmt.Errorf("chunk %d of %d out of order: %w", seq, total, tree.ErrInvalidData)
 	}
 	if p == nil {
 		p = &pendingChunks{op: op, total: int(total)}
@@ -97,7 +99,7 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 	}
 	next.chunks = nil
 	if k, err := EntryKind(whole); err != nil || k == CmdChunk {
-		return &next, Result{}, nil, fmt.Errorf("chunked command: not a command: %w", ErrInvalidData)
+		return &next, Result{}, nil, fmt.Errorf("chunked command: not a command: %w", tree.ErrInvalidData)
 	}
 	return applyEntry(&next, whole)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // chunkLogs splits entry into chunk logs of size bytes from index on.
@@ -72,7 +74,7 @@ func TestChunkedCommandAbandoned(t *testing.T) {
 		"out of order": func(f *FSM) {
 			l := logs[2]
 			l.Index = 2
-			if r := f.Apply(l); !errors.Is(r.Err, ErrInvalidData) {
+			if r := f.Apply(l); !errors.Is(r.Err, tree.ErrInvalidData) {
 				t.Fatalf("out of order chunk: %v", r.Err)
 			}
 		},

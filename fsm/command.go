@@ -3,6 +3,8 @@ package fsm
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // CommandKind names what a Command does.
@@ -83,7 +85,7 @@ func CommandKinds() map[CommandKind]int {
 // is deterministic on every replica.
 type Command struct {
 	Kind CommandKind
-	Path Path
+	Path tree.Path
 	// Body is the request body as JSON text exactly as the client sent it
 	// (already validated by the proposer); nil or "null" is a delete.
 	// Entry format 1 carries it.
@@ -92,9 +94,9 @@ type Command struct {
 	// already parsed: Apply uses them, and EncodeParsed writes them.
 	Parsed bool
 	// Value is a Set's or Push's parsed body (nil: delete).
-	Value *Node
+	Value *tree.Node
 	// Fields is an Update's parsed body (nil: a null body).
-	Fields []Field
+	Fields []tree.Field
 	// IfMatch, when HasIfMatch, is the ETag the current value must have.
 	IfMatch    string
 	HasIfMatch bool
@@ -147,7 +149,7 @@ func (c *Command) EncodeParsed() []byte {
 // EntryKind returns the kind of an encoded entry without decoding it.
 func EntryKind(b []byte) (CommandKind, error) {
 	if len(b) < 3 {
-		return 0, fmt.Errorf("entry kind: short entry: %w", ErrInvalidData)
+		return 0, fmt.Errorf("entry kind: short entry: %w", tree.ErrInvalidData)
 	}
 	return CommandKind(b[1]), nil
 }
@@ -189,7 +191,7 @@ func appendBytes(buf, b []byte) []byte {
 func DecodeCommand(b []byte) (Command, error) {
 	var c Command
 	if len(b) < 3 {
-		return c, fmt.Errorf("decode command: short entry: %w", ErrInvalidData)
+		return c, fmt.Errorf("decode command: short entry: %w", tree.ErrInvalidData)
 	}
 	if b[0] == 0 || b[0] > CommandVersion {
 		return c, fmt.Errorf("decode command: version %d: %w", b[0], ErrUnsupportedVersion)
@@ -204,11 +206,11 @@ func DecodeCommand(b []byte) (Command, error) {
 	c.HasIfMatch = b[2]&1 != 0
 	d := decoder{b: b[3:]}
 	n := d.uvarint()
-	if n > MaxDepth+1 {
-		return c, fmt.Errorf("decode command: path of %d keys: %w", n, ErrInvalidData)
+	if n > tree.MaxDepth+1 {
+		return c, fmt.Errorf("decode command: path of %d keys: %w", n, tree.ErrInvalidData)
 	}
 	if n > 0 {
-		c.Path = make(Path, n)
+		c.Path = make(tree.Path, n)
 		for i := range c.Path {
 			c.Path[i] = string(d.bytes())
 		}
@@ -240,7 +242,7 @@ type decoder struct {
 
 func (d *decoder) fail() {
 	if d.err == nil {
-		d.err = fmt.Errorf("truncated entry: %w", ErrInvalidData)
+		d.err = fmt.Errorf("truncated entry: %w", tree.ErrInvalidData)
 	}
 	d.b = nil
 }
@@ -291,10 +293,10 @@ func (d *decoder) bytes() []byte {
 type Result struct {
 	// Value is the echo: for Set the value written, for Update the
 	// submitted object, with server values resolved.
-	Value *Node
+	Value *tree.Node
 	// Fields is, for an Update, the submitted paths with their resolved
 	// values (nil for deletions) in submission order: the PATCH echo.
-	Fields []Field
+	Fields []tree.Field
 	// Name is the generated key of a Push.
 	Name string
 	// ETag is the ETag of the node at the written location after the write
@@ -306,7 +308,7 @@ type Result struct {
 
 // Read asks for the value at a path.
 type Read struct {
-	Path Path
+	Path tree.Path
 	// Linearizable asks for a value that reflects every write acknowledged
 	// before the read started (SPEC §9); otherwise the local state is read.
 	Linearizable bool
@@ -318,7 +320,7 @@ type Read struct {
 // ReadResult is the state a read observed.
 type ReadResult struct {
 	// Value is the node at the path, at the observed index.
-	Value *Node
+	Value *tree.Node
 	Index uint64
 	// Rules are the security rules in force at Index (nil: the default).
 	Rules *Rules
@@ -330,7 +332,7 @@ type ReadResult struct {
 // PreconditionError is returned (wrapping ErrPreconditionFailed) when an
 // if-match ETag does not match; it carries the current value for the 412.
 type PreconditionError struct {
-	Current *Node
+	Current *tree.Node
 	// ETag and Body are the 412's header and body once rendered
 	// (RenderPrecondition): the node that took the request sends them as
 	// they are.

@@ -3,6 +3,8 @@ package fsm
 import (
 	"errors"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestEncodeStampsTheKindsFormat: an entry carries the format its kind
@@ -20,7 +22,7 @@ func TestEncodeStampsTheKindsFormat(t *testing.T) {
 			t.Errorf("kind %d: format %d outside 1..%d", kind, format, CommandVersion)
 		}
 		plain := kind.PlainKind()
-		c := Command{Kind: plain, Path: Path{"a"}, Body: []byte(`1`), Parsed: true, Value: Int(1), Fields: []Field{{Path: Path{"b"}, Value: Int(1)}}}
+		c := Command{Kind: plain, Path: tree.Path{"a"}, Body: []byte(`1`), Parsed: true, Value: tree.Int(1), Fields: []tree.Field{{Path: tree.Path{"b"}, Value: tree.Int(1)}}}
 		b := c.Encode()
 		if kind != plain {
 			b = c.EncodeParsed()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // randomCommands builds a reproducible mix of every command kind over a
@@ -12,8 +14,8 @@ import (
 func randomCommands(seed int64, n int) []Command {
 	r := rand.New(rand.NewSource(seed))
 	keys := []string{"a", "b", "c", "0", "1", "10", "z"}
-	path := func() Path {
-		p := Path{}
+	path := func() tree.Path {
+		p := tree.Path{}
 		for d := r.Intn(4); d > 0; d-- {
 			p = append(p, keys[r.Intn(len(keys))])
 		}

@@ -1,19 +1,19 @@
 package fsm
 
-import "errors"
+import (
+	"errors"
 
-// Sentinel errors that cross the seam between httpapi and the replicated
-// state. httpapi/errors.go maps each to one HTTP status; they survive
-// forwarding between nodes as a numeric code (see Code and FromCode).
+	"github.com/arbordb/arbor/fsm/tree"
+)
+
+// Sentinel errors of the replicated state and of the cluster around it,
+// which cross the seam between httpapi and the replicated state (the data
+// model's own — tree.ErrInvalidPath, tree.ErrInvalidData,
+// tree.ErrBadRequest, tree.ErrTooLarge — and the client messages, with
+// tree.PublicError, are in package tree). httpapi/errors.go maps each to
+// one HTTP status; they survive forwarding between nodes as a numeric code
+// (see Code and FromCode).
 var (
-	// ErrInvalidPath is a malformed, too long or too deep path.
-	ErrInvalidPath = errors.New("invalid path")
-	// ErrInvalidData is a request body that is not acceptable JSON data.
-	ErrInvalidData = errors.New("invalid data")
-	// ErrBadRequest is any other client mistake (query parameters, headers).
-	ErrBadRequest = errors.New("bad request")
-	// ErrTooLarge is a write bigger than the request's write size limit.
-	ErrTooLarge = errors.New("write too large")
 	// ErrPreconditionFailed is an if-match ETag that no longer matches.
 	ErrPreconditionFailed = errors.New("precondition failed")
 	// ErrPermissionDenied is a request the rules or credentials do not allow.
@@ -32,35 +32,9 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported format version")
 )
 
-// PublicError carries the exact message a client sees, wrapping a sentinel
-// that decides the status.
-type PublicError struct {
-	Sentinel error
-	Message  string
-}
-
-// Error returns the client-facing message.
-func (e *PublicError) Error() string { return e.Message }
-
-// Unwrap exposes the sentinel to errors.Is.
-func (e *PublicError) Unwrap() error { return e.Sentinel }
-
-// Public builds a PublicError.
-func Public(sentinel error, msg string) error { return &PublicError{Sentinel: sentinel, Message: msg} }
-
-// Messages fixed by SPEC §6.
-const (
-	MsgInvalidJSON  = "Invalid data; couldn't parse JSON object, array, or value."
-	MsgInvalidToken = "Invalid path: Invalid token in path"
-	MsgPathTooLong  = "Invalid path: Path too long or too deep"
-	MsgUnknownSV    = "Invalid data; unrecognized server value"
-	MsgWriteTooBig  = "Error: WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request."
-	MsgMissingData  = "Missing PUT or POST data"
-	MsgPermission   = "Permission denied"
-	badKeyMsgFormat = "Invalid data; couldn't parse key beginning at %d:%d. Key value can't be empty or contain $ # [ ] / or ."
-)
-
-var codes = []error{nil, ErrInvalidPath, ErrInvalidData, ErrBadRequest, ErrTooLarge, ErrPreconditionFailed,
+// codes numbers the sentinels for the wire; a sentinel's number never
+// changes (the tree's came first and keep their places).
+var codes = []error{nil, tree.ErrInvalidPath, tree.ErrInvalidData, tree.ErrBadRequest, tree.ErrTooLarge, ErrPreconditionFailed,
 	ErrPermissionDenied, ErrUnauthenticated, ErrNoLeader, ErrTimeout, ErrShuttingDown, ErrNotReady, ErrUnsupportedVersion}
 
 // Code returns a stable number for err's sentinel (0 for none), so an error
@@ -79,5 +53,5 @@ func FromCode(code uint8, msg string) error {
 	if int(code) >= len(codes) || codes[code] == nil {
 		return errors.New(msg)
 	}
-	return &PublicError{Sentinel: codes[code], Message: msg}
+	return &tree.PublicError{Sentinel: codes[code], Message: msg}
 }

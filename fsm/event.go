@@ -1,5 +1,7 @@
 package fsm
 
+import "github.com/arbordb/arbor/fsm/tree"
+
 // EventKind says how a change event should be applied by a listener.
 type EventKind uint8
 
@@ -18,7 +20,7 @@ const (
 type Event struct {
 	Index  uint64
 	Kind   EventKind
-	Path   Path
-	Value  *Node   // EventPut: the new value (nil: deleted)
-	Fields []Field // EventPatch: relative paths and their new values
+	Path   tree.Path
+	Value  *tree.Node   // EventPut: the new value (nil: deleted)
+	Fields []tree.Field // EventPatch: relative paths and their new values
 }

@@ -7,11 +7,13 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // state is one immutable version of everything Apply reads and writes.
 type state struct {
-	root         *Node
+	root         *tree.Node
 	lastPushTime int64
 	lastRand     [12]byte
 	index        uint64
@@ -59,13 +61,13 @@ func New() *FSM {
 }
 
 // Root returns the current tree (nil when empty).
-func (f *FSM) Root() *Node { return f.cur.Load().root }
+func (f *FSM) Root() *tree.Node { return f.cur.Load().root }
 
 // AppliedIndex returns the index of the last applied log entry.
 func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
 
 // ReadLocal returns the value at p in the current state.
-func (f *FSM) ReadLocal(p Path) ReadResult {
+func (f *FSM) ReadLocal(p tree.Path) ReadResult {
 	s := f.cur.Load()
 	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rules, Indexes: s.indexes}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite fsm/testdata/golden (only for a NEW format version: old files must keep decoding)")
@@ -16,16 +18,16 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite fsm/testdata/golde
 // later release must decode and apply them (SPEC §9, rolling upgrades).
 func goldenCommands() map[string]Command {
 	return map[string]Command{
-		"v1_set.bin": {Kind: CmdSet, Path: Path{"users", "jack"}, Body: []byte(`{"name":"Jack","n":1,"at":{".sv":"timestamp"}}`),
+		"v1_set.bin": {Kind: CmdSet, Path: tree.Path{"users", "jack"}, Body: []byte(`{"name":"Jack","n":1,"at":{".sv":"timestamp"}}`),
 			Now: 1700000000123, WriteLimit: 16 << 20},
-		"v1_set_ifmatch.bin": {Kind: CmdSet, Path: Path{"users", "jack", "n"}, Body: []byte(`{".sv":{"increment":2.5}}`),
+		"v1_set_ifmatch.bin": {Kind: CmdSet, Path: tree.Path{"users", "jack", "n"}, Body: []byte(`{".sv":{"increment":2.5}}`),
 			HasIfMatch: true, IfMatch: "null_etag", Now: 1700000000124},
-		"v1_delete.bin": {Kind: CmdSet, Path: Path{"gone"}, Now: 1700000000125},
-		"v1_update.bin": {Kind: CmdUpdate, Path: Path{"users"}, Body: []byte(`{"jack/name":"J","jill":{"a":[1,2]},"x":null}`),
+		"v1_delete.bin": {Kind: CmdSet, Path: tree.Path{"gone"}, Now: 1700000000125},
+		"v1_update.bin": {Kind: CmdUpdate, Path: tree.Path{"users"}, Body: []byte(`{"jack/name":"J","jill":{"a":[1,2]},"x":null}`),
 			Now: 1700000000126},
-		"v1_push.bin": {Kind: CmdPush, Path: Path{"log"}, Body: []byte(`"hello"`), Now: 1700000000127,
+		"v1_push.bin": {Kind: CmdPush, Path: tree.Path{"log"}, Body: []byte(`"hello"`), Now: 1700000000127,
 			Rand: [12]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 63}},
-		"v1_priority.bin": {Kind: CmdSet, Path: Path{"users", ".priority"}, Body: []byte(`7`), Now: 1700000000128},
+		"v1_priority.bin": {Kind: CmdSet, Path: tree.Path{"users", ".priority"}, Body: []byte(`7`), Now: 1700000000128},
 	}
 }
 

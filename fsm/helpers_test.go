@@ -2,6 +2,8 @@ package fsm
 
 import (
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // testFSM wraps an FSM with a log index counter for tests.
@@ -18,9 +20,9 @@ func (t *testFSM) apply(c Command) (Result, error) {
 	return r.Result, r.Err
 }
 
-func mustPath(tb testing.TB, s string) Path {
+func mustPath(tb testing.TB, s string) tree.Path {
 	tb.Helper()
-	p, err := SplitPath(s)
+	p, err := tree.SplitPath(s)
 	if err != nil {
 		tb.Fatalf("SplitPath(%q): %v", s, err)
 	}
@@ -35,6 +37,8 @@ func cmd(tb testing.TB, kind CommandKind, path, body string) Command {
 	return c
 }
 
-func render(n *Node) string { return string(AppendJSON(nil, n, RenderOptions{})) }
+func render(n *tree.Node) string { return string(tree.AppendJSON(nil, n, tree.RenderOptions{})) }
 
-func renderExport(n *Node) string { return string(AppendJSON(nil, n, RenderOptions{Export: true})) }
+func renderExport(n *tree.Node) string {
+	return string(tree.AppendJSON(nil, n, tree.RenderOptions{Export: true}))
+}

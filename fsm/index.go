@@ -1,19 +1,22 @@
 package fsm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tidwall/btree"
 
 	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // index*.go are the `.indexOn` indexes of SPEC §8: declared by the rules
 // in force, kept by Apply on every replica (index_write.go) and walked by
 // orderByChild and orderByValue queries instead of a scan of every child
-// (index_query.go). This file is the structure and how it is built from
-// scratch: when rules are set, and after a snapshot is restored.
+// (tree.Query.EvalWith). An index itself is a tree.Index; this file is
+// which locations have one, and how the set is built from scratch: when
+// rules are set, and after a snapshot is restored.
 
 // IndexSet is the `.indexOn` indexes of one state: for every location
 // whose rules declare an index, and every child path declared there, the
@@ -28,81 +31,31 @@ type IndexSet struct {
 	decls []indexDecl
 	// locs holds the indexes by key (indexKey): a location's indexes, and
 	// those of every location below it, are one run of keys.
-	locs *btree.BTreeG[*Index]
+	locs *btree.BTreeG[*locIndex]
 }
 
 // indexDecl is one child path of one `.indexOn` declaration.
 type indexDecl struct {
-	pattern []string  // the rule path; a "$name" segment matches any key
-	child   string    // ".value", or a child path "a/b" as declared
-	keys    []keyInfo // child split into keys; nil for ".value"
+	pattern []string // the rule path; a "$name" segment matches any key
+	child   string   // ".value", or a child path "a/b" as declared
+	order   tree.IndexOrder
 }
 
-// Index is the children of one location ordered by one declared child
-// path (or by their own value for ".value"), then by key: exactly the
-// order of a query by it. It is never changed once published.
-type Index struct {
-	key   string // indexKey(loc, child)
-	loc   Path
-	child string
-	keys  []keyInfo
-	// of is the object indexed: a query uses the index only for that very
-	// node, so an index can never answer for another version of the tree.
-	of    *Node
-	items *btree.BTreeG[indexItem]
+// locIndex is the index of one location by one declared child path.
+type locIndex struct {
+	key string // indexKey(loc, child)
+	loc tree.Path
+	ix  *tree.Index
 }
 
-// indexItem is one child in an index: its index value and its key. The
-// child node itself is not kept — a query takes it from the node it
-// queries — so that the items a write copies (a B-tree node's worth on
-// each level of two paths) are as small as can be.
-//
-// A seek pivot of a range bound without a tie-breaker key has an empty
-// key (no real key is empty) and ival -1 or +1: it sorts before or after
-// every key with the same index value.
-type indexItem struct {
-	idx *Node
-	keyInfo
-}
+func lessIndexKey(a, b *locIndex) bool { return a.key < b.key }
 
-// ext is a pivot's place among the keys of its index value: -1 before
-// them all, +1 after, 0 for a real key.
-func (it *indexItem) ext() int {
-	if it.key == "" {
-		return int(it.ival)
-	}
-	return 0
-}
+// indexLocsDegree is the B-tree degree of a set's locations (the
+// children's own degree).
+const indexLocsDegree = 16
 
-// compareIndexItems is the query order of compareIndexed, extended to
-// pivots.
-func compareIndexItems(a, b indexItem) int {
-	if c := compareValues(a.idx, b.idx); c != 0 {
-		return c
-	}
-	if ea, eb := a.ext(), b.ext(); ea != 0 || eb != 0 {
-		return cmpInt(ea, eb)
-	}
-	return compareKeyInfo(&a.keyInfo, &b.keyInfo)
-}
-
-func lessIndexItem(a, b indexItem) bool { return compareIndexItems(a, b) < 0 }
-
-// indexDegree is the B-tree degree of index items. A write copies a
-// B-tree node per level on two paths (the child's old place and its new
-// one), so nodes half as wide as the children's save a one-child write
-// into 100,000 indexed children a fifth of its bytes (BenchmarkIndexedWrite);
-// a range walk hardly notices.
-const indexDegree = 8
-
-func newIndexItems() *btree.BTreeG[indexItem] {
-	return btree.NewBTreeGOptions(lessIndexItem, btree.Options{NoLocks: true, Degree: indexDegree})
-}
-
-func lessIndexKey(a, b *Index) bool { return a.key < b.key }
-
-func newIndexLocs() *btree.BTreeG[*Index] {
-	return btree.NewBTreeGOptions(lessIndexKey, btreeOpts)
+func newIndexLocs() *btree.BTreeG[*locIndex] {
+	return btree.NewBTreeGOptions(lessIndexKey, btree.Options{NoLocks: true, Degree: indexLocsDegree})
 }
 
 // Key bytes: keys hold no control characters (ValidKey), so "\x00" before
@@ -117,7 +70,7 @@ const (
 )
 
 // locKey is the key prefix of the location p.
-func locKey(p Path) string {
+func locKey(p tree.Path) string {
 	var b strings.Builder
 	for _, k := range p {
 		b.WriteString(locSep)
@@ -127,7 +80,7 @@ func locKey(p Path) string {
 }
 
 // indexKey is the key of the index of loc by child.
-func indexKey(loc Path, child string) string { return locKey(loc) + locEnd + child }
+func indexKey(loc tree.Path, child string) string { return locKey(loc) + locEnd + child }
 
 // Len is the number of indexes in the set.
 func (s *IndexSet) Len() int {
@@ -137,39 +90,34 @@ func (s *IndexSet) Len() int {
 	return s.locs.Len()
 }
 
-// Len is the number of children indexed.
-func (ix *Index) Len() int {
-	if ix == nil {
-		return 0
-	}
-	return ix.items.Len()
-}
-
 // Lookup returns the index that serves q at p, or nil: none is declared
 // there, the location is not an object, or q orders by key or priority
 // (which need none). The index belongs to the state s came from; pass it
 // with the node read from that same state to Query.EvalWith.
-func (s *IndexSet) Lookup(p Path, q *Query) *Index {
-	if s == nil || q == nil || (q.order != OrderByValue && q.order != OrderByChild) {
+func (s *IndexSet) Lookup(p tree.Path, q *tree.Query) *tree.Index {
+	if s == nil || q == nil || (q.Order() != tree.OrderByValue && q.Order() != tree.OrderByChild) {
 		return nil
 	}
-	return s.get(indexKey(p, q.IndexName()))
+	if li := s.get(indexKey(p, q.IndexName())); li != nil {
+		return li.ix
+	}
+	return nil
 }
 
 // get returns the index whose key is key, or nil.
-func (s *IndexSet) get(key string) *Index {
+func (s *IndexSet) get(key string) *locIndex {
 	if s == nil {
 		return nil
 	}
-	ix, _ := s.locs.Get(&Index{key: key})
-	return ix
+	li, _ := s.locs.Get(&locIndex{key: key})
+	return li
 }
 
 // declares reports whether the rules of s declare child at loc. A
 // location can be reached by a wildcard pattern while a named rule sibling
 // governs it instead; like Firebase, only the rule that governs a location
 // declares its indexes.
-func (s *IndexSet) declares(loc Path, child string) bool {
+func (s *IndexSet) declares(loc tree.Path, child string) bool {
 	return slices.Contains(s.rules.IndexOn(loc), child)
 }
 
@@ -183,13 +131,7 @@ func declsOf(set *rules.Ruleset) []indexDecl {
 				continue
 			}
 			seen[c] = true
-			var keys []keyInfo
-			if c != ".value" {
-				for k := range strings.SplitSeq(c, "/") {
-					keys = append(keys, newKeyInfo(k))
-				}
-			}
-			out = append(out, indexDecl{pattern: d.Pattern, child: c, keys: keys})
+			out = append(out, indexDecl{pattern: d.Pattern, child: c, order: tree.NewIndexOrder(c)})
 		}
 	}
 	return out
@@ -198,7 +140,7 @@ func declsOf(set *rules.Ruleset) []indexDecl {
 // buildIndexSet indexes root for every declaration of set (nil: none).
 // An index of prev, a set of the same root, is taken over as it is, so
 // changing the rules rebuilds only the indexes they add.
-func buildIndexSet(set *rules.Ruleset, root *Node, prev *IndexSet) *IndexSet {
+func buildIndexSet(set *rules.Ruleset, root *tree.Node, prev *IndexSet) *IndexSet {
 	if set == nil {
 		return nil
 	}
@@ -209,13 +151,13 @@ func buildIndexSet(set *rules.Ruleset, root *Node, prev *IndexSet) *IndexSet {
 	s := &IndexSet{rules: set, decls: decls, locs: newIndexLocs()}
 	for i := range decls {
 		d := &decls[i]
-		walkPattern(root, nil, d.pattern, func(loc Path, n *Node) {
+		walkPattern(root, nil, d.pattern, func(loc tree.Path, n *tree.Node) {
 			if !s.declares(loc, d.child) {
 				return
 			}
 			key := indexKey(loc, d.child)
-			ix, _ := indexFor(prev.get(key), key, loc, d, n)
-			s.locs.Set(ix)
+			li, _ := indexFor(prev.get(key), key, loc, d, n)
+			s.locs.Set(li)
 		})
 	}
 	return s
@@ -223,8 +165,8 @@ func buildIndexSet(set *rules.Ruleset, root *Node, prev *IndexSet) *IndexSet {
 
 // walkPattern calls fn for every object below n (which is at at) whose
 // path from n matches rest, at wildcard segments visiting every child.
-func walkPattern(n *Node, at Path, rest []string, fn func(loc Path, n *Node)) {
-	if n.Kind() != KindObject {
+func walkPattern(n *tree.Node, at tree.Path, rest []string, fn func(loc tree.Path, n *tree.Node)) {
+	if n.Kind() != tree.KindObject {
 		return
 	}
 	if len(rest) == 0 {
@@ -237,8 +179,8 @@ func walkPattern(n *Node, at Path, rest []string, fn func(loc Path, n *Node)) {
 		}
 		return
 	}
-	n.children.Scan(func(e entry) bool {
-		walkPattern(e.node, at.Child(e.key), rest[1:], fn)
+	n.Each(func(k string, c *tree.Node) bool {
+		walkPattern(c, at.Child(k), rest[1:], fn)
 		return true
 	})
 }
@@ -247,7 +189,7 @@ func isWildcard(seg string) bool { return strings.HasPrefix(seg, "$") }
 
 // patternMatches reports whether the path p matches pattern, of the same
 // length.
-func patternMatches(pattern []string, p Path) bool {
+func patternMatches(pattern []string, p tree.Path) bool {
 	if len(pattern) != len(p) {
 		return false
 	}
@@ -259,35 +201,40 @@ func patternMatches(pattern []string, p Path) bool {
 	return true
 }
 
-// indexFor returns the index of the object n at loc for d: prev, an index
-// of the same location and child path in an older tree, when it still
-// fits — the same node, or one with the same children (only a priority
-// changed) — and otherwise a new one, built reports.
-func indexFor(prev *Index, key string, loc Path, d *indexDecl, n *Node) (ix *Index, built bool) {
-	switch {
-	case prev == nil:
-	case prev.of == n:
-		return prev, false
-	case prev.of.Kind() == KindObject && prev.of.children == n.children:
-		c := *prev
-		c.of = n
-		return &c, false
+// indexFor returns the index of the object n at loc for d: prev's, an
+// index of the same location and child path in an older tree, when it
+// still fits (tree.Index.Reuse), and otherwise a new one, built reports.
+func indexFor(prev *locIndex, key string, loc tree.Path, d *indexDecl, n *tree.Node) (li *locIndex, built bool) {
+	if prev != nil {
+		if ix := prev.ix.Reuse(n); ix == prev.ix {
+			return prev, false
+		} else if ix != nil {
+			return &locIndex{key: key, loc: prev.loc, ix: ix}, false
+		}
 	}
-	return buildIndex(key, loc, d, n), true
+	return &locIndex{key: key, loc: slices.Clone(loc), ix: tree.BuildIndex(n, d.order)}, true
 }
 
-// buildIndex indexes every child of the object n at loc for d. The items
-// are sorted first and loaded in order, which B-tree Load makes an append.
-func buildIndex(key string, loc Path, d *indexDecl, n *Node) *Index {
-	items := make([]indexItem, 0, n.Len())
-	n.children.Scan(func(e entry) bool {
-		items = append(items, indexItem{idx: valueAt(e.node, d.keys), keyInfo: e.keyInfo})
-		return true
-	})
-	slices.SortFunc(items, compareIndexItems)
-	tr := newIndexItems()
-	for _, it := range items {
-		tr.Load(it)
+// msgIndexNotDefined is Firebase's refusal of a query whose index the
+// rules do not declare: the child path (".value" for orderByValue), then
+// the location.
+const msgIndexNotDefined = `Index not defined, add ".indexOn": "%s", for path "%s", to the rules`
+
+// MissingIndex returns Firebase's `Index not defined` 400 for q at p when
+// the rules r (nil: the default, which declare none) do not declare the
+// index q orders by, and nil when they do or when q needs none ($key,
+// $priority). Arbor answers such a query by scanning; a server with
+// --strict-indexes refuses it with this error, as Firebase does.
+func (r *Rules) MissingIndex(p tree.Path, q *tree.Query) error {
+	if q == nil {
+		return nil
 	}
-	return &Index{key: key, loc: slices.Clone(loc), child: d.child, keys: d.keys, of: n, items: tr}
+	name := q.IndexName()
+	if name == "" {
+		return nil
+	}
+	if r != nil && r.Set != nil && slices.Contains(r.Set.IndexOn(p), name) {
+		return nil
+	}
+	return tree.Public(tree.ErrBadRequest, fmt.Sprintf(msgIndexNotDefined, name, p.String()))
 }

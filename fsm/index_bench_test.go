@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // `.indexOn` benchmarks (issue 16). BenchmarkIndexedRangeQuery is a narrow
@@ -18,7 +20,26 @@ func (t *testFSM) applyParsed(c Command) (Result, error) {
 	return r.Result, r.Err
 }
 
-// scoresFSM is an FSM holding queryBenchNode(tb, n) at /items under rules that
+// scoresNode is an object of n children "k0000000"… whose values are
+// {"score": s} with the scores a permutation of 0..n-1 (so a child query
+// cannot ride on key order), as httpapi's query benchmarks use.
+func scoresNode(tb testing.TB, n int) *tree.Node {
+	tb.Helper()
+	body := []byte{'{'}
+	for i := range n {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = fmt.Appendf(body, `"k%07d":{"score":%d}`, i, (i*7919)%n) // 7919 is prime
+	}
+	node, err := tree.ParseBody(append(body, '}'), tree.MaxDepth)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return node
+}
+
+// scoresFSM is an FSM holding scoresNode(tb, n) at /items under rules that
 // declare indexOn there (none when empty).
 func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 	tb.Helper()
@@ -30,10 +51,10 @@ func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 	if _, err := f.apply(Command{Kind: CmdSetRules, Body: []byte(src)}); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := f.applyParsed(Command{Kind: CmdSet, Path: Path{"items"}, Parsed: true, Value: queryBenchNode(tb, n)}); err != nil {
+	if _, err := f.applyParsed(Command{Kind: CmdSet, Path: tree.Path{"items"}, Parsed: true, Value: scoresNode(tb, n)}); err != nil {
 		tb.Fatal(err)
 	}
-	if got := f.Root().Get(Path{"items"}).Len(); got != n {
+	if got := f.Root().Get(tree.Path{"items"}).Len(); got != n {
 		tb.Fatalf("%d children, want %d", got, n)
 	}
 	return f
@@ -44,7 +65,8 @@ func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 // without an index, by a seek and a walk of ten with one.
 func BenchmarkIndexedRangeQuery(b *testing.B) {
 	const n = 100_000
-	params := map[string]string{"orderBy": `"score"`, "startAt": fmt.Sprint(n / 2), "endAt": fmt.Sprint(n/2 + 9), "limitToFirst": "10"}
+	spec := tree.QuerySpec{Order: tree.OrderByChild, Child: tree.Path{"score"},
+		StartAt: &tree.Bound{Value: tree.Int(n / 2)}, EndAt: &tree.Bound{Value: tree.Int(n/2 + 9)}, Limit: 10, HasLimit: true}
 	for _, c := range []struct{ name, indexOn string }{{"index=none", ""}, {"index=score", `"score"`}} {
 		b.Run(c.name, func(b *testing.B) {
 			f := scoresFSM(b, n, c.indexOn)
@@ -53,19 +75,19 @@ func BenchmarkIndexedRangeQuery(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				rr := f.ReadLocal(Path{"items"})
-				q, err := ParseQuery(params)
+				rr := f.ReadLocal(tree.Path{"items"})
+				q, err := tree.NewQuery(spec)
 				if err != nil {
 					b.Fatal(err)
 				}
-				res, err := q.EvalWith(ctx, rr.Value, rr.Indexes.Lookup(Path{"items"}, q))
+				res, err := q.EvalWith(ctx, rr.Value, rr.Indexes.Lookup(tree.Path{"items"}, q))
 				if err != nil {
 					b.Fatal(err)
 				}
 				if res.Len() != 10 {
 					b.Fatalf("%d results, want 10", res.Len())
 				}
-				buf = AppendQueryResult(buf[:0], res, RenderOptions{})
+				buf = tree.AppendQueryResult(buf[:0], res, tree.RenderOptions{})
 			}
 		})
 	}
@@ -89,7 +111,7 @@ func BenchmarkIndexedWrite(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				key := fmt.Sprintf("k%07d", (i*7)%n)
-				if _, err := f.applyParsed(Command{Kind: CmdSet, Path: Path{"items", key, c.field}, Parsed: true, Value: Int(int64(i))}); err != nil {
+				if _, err := f.applyParsed(Command{Kind: CmdSet, Path: tree.Path{"items", key, c.field}, Parsed: true, Value: tree.Int(int64(i))}); err != nil {
 					b.Fatal(err)
 				}
 			}

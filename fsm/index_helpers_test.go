@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Helpers of the `.indexOn` tests: a dump and an invariant check of an
@@ -47,10 +50,10 @@ func dumpIndexes(s *IndexSet) string {
 		return ""
 	}
 	var b strings.Builder
-	s.locs.Scan(func(ix *Index) bool {
-		fmt.Fprintf(&b, "%q by %s:", ix.loc, ix.child)
-		ix.items.Scan(func(it indexItem) bool {
-			fmt.Fprintf(&b, " %q=%s", it.key, render(it.idx))
+	s.locs.Scan(func(li *locIndex) bool {
+		fmt.Fprintf(&b, "%q by %s:", li.loc, li.ix.Order().Child())
+		li.ix.Each(func(k string, v *tree.Node) bool {
+			fmt.Fprintf(&b, " %q=%s", k, render(v))
 			return true
 		})
 		b.WriteByte('\n')
@@ -59,10 +62,23 @@ func dumpIndexes(s *IndexSet) string {
 	return b.String()
 }
 
+// indexItems lists ix's children in index order with their index values.
+func indexItems(ix *tree.Index) []indexItemDump {
+	var out []indexItemDump
+	ix.Each(func(k string, v *tree.Node) bool { out = append(out, indexItemDump{k, v}); return true })
+	return out
+}
+
+// indexItemDump is one child of an index: its key and its very index value.
+type indexItemDump struct {
+	key   string
+	value *tree.Node
+}
+
 // checkIndexSet checks that s indexes root exactly as a build from
 // scratch does, and that every index is of the node at its location and
 // holds that node's very children.
-func checkIndexSet(t *testing.T, what string, s *IndexSet, r *Rules, root *Node) {
+func checkIndexSet(t *testing.T, what string, s *IndexSet, r *Rules, root *tree.Node) {
 	t.Helper()
 	var want *IndexSet
 	if r != nil {
@@ -74,20 +90,18 @@ func checkIndexSet(t *testing.T, what string, s *IndexSet, r *Rules, root *Node)
 	if s == nil {
 		return
 	}
-	s.locs.Scan(func(ix *Index) bool {
-		n := root.Get(ix.loc)
-		if ix.of != n || n.Kind() != KindObject || ix.key != indexKey(ix.loc, ix.child) {
-			t.Fatalf("%s: index %s by %s is not of the node there", what, ix.loc, ix.child)
+	s.locs.Scan(func(li *locIndex) bool {
+		ix, child := li.ix, li.ix.Order().Child()
+		n := root.Get(li.loc)
+		if ix.Of() != n || n.Kind() != tree.KindObject || li.key != indexKey(li.loc, child) {
+			t.Fatalf("%s: index %s by %s is not of the node there", what, li.loc, child)
 		}
-		if ix.items.Len() != n.Len() {
-			t.Fatalf("%s: index %s by %s has %d children, the node %d", what, ix.loc, ix.child, ix.items.Len(), n.Len())
+		if ix.Len() != n.Len() {
+			t.Fatalf("%s: index %s by %s has %d children, the node %d", what, li.loc, child, ix.Len(), n.Len())
 		}
-		ix.items.Scan(func(it indexItem) bool {
-			if c := n.Child(it.key); c == nil || valueAt(c, ix.keys) != it.idx || it.ext() != 0 || it.keyInfo != newKeyInfo(it.key) {
-				t.Fatalf("%s: index %s by %s: child %q is stale", what, ix.loc, ix.child, it.key)
-			}
-			return true
-		})
+		if !slices.Equal(indexItems(ix), indexItems(tree.BuildIndex(n, ix.Order()))) {
+			t.Fatalf("%s: index %s by %s: children are stale", what, li.loc, child)
+		}
 		return true
 	})
 }
@@ -108,9 +122,9 @@ var indexTemplates = [][]string{
 }
 
 // randomIndexPath returns a prefix of a template, sometimes one key longer.
-func randomIndexPath(r *rand.Rand) Path {
+func randomIndexPath(r *rand.Rand) tree.Path {
 	tpl := indexTemplates[r.Intn(len(indexTemplates))]
-	p := Path{}
+	p := tree.Path{}
 	n := len(tpl) // most writes set the values indexes order by
 	if r.Intn(2) == 0 {
 		n = r.Intn(len(tpl) + 1)
@@ -221,71 +235,87 @@ func randomIndexWrite(r *rand.Rand) Command {
 // child paths no rule indexes.
 var indexOrderBys = []string{`"h"`, `"n/v"`, `"/n//v/"`, `"t"`, `"$value"`, `"x"`, `"n"`}
 
-// randomIndexQuery returns the parameters of a random query: every kind
-// of bound, with and without tie-breaker keys, and limits from each end.
-func randomIndexQuery(r *rand.Rand) map[string]string {
-	bound := func() string {
-		v := indexScalars[r.Intn(len(indexScalars))]
+// orderSpec is the query orderBy=<orderBy> as the URL spells it ("$key",
+// "a/b", …; empty keys of a child path dropped), without a range or limit.
+func orderSpec(orderBy string) tree.QuerySpec {
+	name, _ := tree.ParseJSONString(orderBy)
+	switch name {
+	case "$key":
+		return tree.QuerySpec{Order: tree.OrderByKey}
+	case "$value":
+		return tree.QuerySpec{Order: tree.OrderByValue}
+	case "$priority":
+		return tree.QuerySpec{Order: tree.OrderByPriority}
+	}
+	child := slices.DeleteFunc(strings.Split(name, "/"), func(k string) bool { return k == "" })
+	return tree.QuerySpec{Order: tree.OrderByChild, Child: child}
+}
+
+// mustQuery is the query orderBy=<orderBy>.
+func mustQuery(tb testing.TB, orderBy string) *tree.Query {
+	tb.Helper()
+	q, err := tree.NewQuery(orderSpec(orderBy))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return q
+}
+
+// randomIndexQuery returns a random query: every kind of bound, with and
+// without tie-breaker keys, and limits from each end.
+func randomIndexQuery(r *rand.Rand) tree.QuerySpec {
+	bound := func() *tree.Bound {
+		v, err := tree.ParseBody([]byte(indexScalars[r.Intn(len(indexScalars))]), 0)
+		if err != nil {
+			panic(err)
+		}
+		b := &tree.Bound{Value: v}
 		if r.Intn(3) == 0 {
 			names := append([]string{"[MIN_NAME]", "[MAX_NAME]"}, indexKeys...)
-			v += fmt.Sprintf(",%q", names[r.Intn(len(names))])
+			b.Key, b.Named = names[r.Intn(len(names))], true
 		}
-		return v
+		return b
 	}
-	p := map[string]string{"orderBy": indexOrderBys[r.Intn(len(indexOrderBys))]}
+	s := orderSpec(indexOrderBys[r.Intn(len(indexOrderBys))])
 	if r.Intn(5) == 0 {
-		p["equalTo"] = bound()
+		s.EqualTo = bound()
 	} else {
 		switch r.Intn(3) {
 		case 0:
-			p["startAt"] = bound()
+			s.StartAt = bound()
 		case 1:
-			p["startAfter"] = bound()
+			s.StartAfter = bound()
 		}
 		switch r.Intn(3) {
 		case 0:
-			p["endAt"] = bound()
+			s.EndAt = bound()
 		case 1:
-			p["endBefore"] = bound()
+			s.EndBefore = bound()
 		}
 	}
 	switch r.Intn(3) {
 	case 0:
-		p["limitToFirst"] = fmt.Sprint(r.Intn(5))
+		s.Limit, s.HasLimit = r.Intn(5), true
 	case 1:
-		p["limitToLast"] = fmt.Sprint(r.Intn(5))
+		s.Limit, s.HasLimit, s.LimitToLast = r.Intn(5), true, true
 	}
-	return p
-}
-
-// sameResult reports how two query results differ ("" when they do not):
-// the same children, the very same nodes, in the same order.
-func sameResult(a, b QueryResult) string {
-	if a.leaf != b.leaf || a.prio != b.prio || a.shallow != b.shallow || len(a.children) != len(b.children) {
-		return fmt.Sprintf("%d children (leaf %p) vs %d (leaf %p)", len(a.children), a.leaf, len(b.children), b.leaf)
-	}
-	for i := range a.children {
-		if a.children[i].key != b.children[i].key || a.children[i].node != b.children[i].node {
-			return fmt.Sprintf("child %d: %q vs %q", i, a.children[i].key, b.children[i].key)
-		}
-	}
-	return ""
+	return s
 }
 
 // compareIndexedQueries runs n random queries at loc both from its index
 // and by scanning, and describes the first difference, or a declared
 // index of an object that is missing. It returns how many used an index.
 // It does not fail the test itself, so that any goroutine may call it.
-func compareIndexedQueries(r *rand.Rand, what string, rr ReadResult, loc Path, n int) (used int, problem string) {
+func compareIndexedQueries(r *rand.Rand, what string, rr ReadResult, loc tree.Path, n int) (used int, problem string) {
 	for range n {
-		params := randomIndexQuery(r)
-		q, err := ParseQuery(params)
+		spec := randomIndexQuery(r)
+		q, err := tree.NewQuery(spec)
 		if err != nil {
 			continue
 		}
 		ix := rr.Indexes.Lookup(loc, q)
 		declared := rr.Rules != nil && rr.Rules.MissingIndex(loc, q) == nil
-		if declared && rr.Value.Kind() == KindObject && !ix.serves(q, rr.Value) {
+		if declared && rr.Value.Kind() == tree.KindObject && ix.Of() != rr.Value {
 			return used, fmt.Sprintf("%s: %s by %s is declared but has no index", what, loc, q.IndexName())
 		}
 		if ix != nil {
@@ -296,9 +326,9 @@ func compareIndexedQueries(r *rand.Rand, what string, rr ReadResult, loc Path, n
 		if err1 != nil || err2 != nil {
 			return used, fmt.Sprintf("%s: %v, %v", what, err1, err2)
 		}
-		if d := sameResult(scanned, walked); d != "" {
-			return used, fmt.Sprintf("%s: query %v at %s: scan and index differ: %s\nscan:  %s\nindex: %s", what, params, loc, d,
-				AppendQueryResult(nil, scanned, RenderOptions{}), AppendQueryResult(nil, walked, RenderOptions{}))
+		if !scanned.Same(walked) {
+			return used, fmt.Sprintf("%s: query %+v at %s: scan and index differ\nscan:  %s\nindex: %s", what, spec, loc,
+				tree.AppendQueryResult(nil, scanned, tree.RenderOptions{}), tree.AppendQueryResult(nil, walked, tree.RenderOptions{}))
 		}
 	}
 	return used, ""

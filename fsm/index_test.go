@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestIndexesFollowWrites applies random writes (PUT, DELETE, PATCH, POST
@@ -47,11 +47,11 @@ func TestIndexesFollowWrites(t *testing.T) {
 			what = "seed " + itoa(seed) + " step " + itoa(int64(step)) + ": " + what
 			s := f.cur.Load()
 			checkIndexSet(t, what, s.indexes, s.rules, s.root)
-			locs := []Path{nil, {"items"}, {"rooms", "special", "msgs"}, randomIndexPath(r), randomIndexPath(r)}
+			locs := []tree.Path{nil, {"items"}, {"rooms", "special", "msgs"}, randomIndexPath(r), randomIndexPath(r)}
 			if s.indexes != nil {
-				s.indexes.locs.Scan(func(ix *Index) bool {
+				s.indexes.locs.Scan(func(li *locIndex) bool {
 					if r.Intn(3) == 0 {
-						locs = append(locs, ix.loc)
+						locs = append(locs, li.loc)
 					}
 					return true
 				})
@@ -70,43 +70,7 @@ func TestIndexesFollowWrites(t *testing.T) {
 	}
 }
 
-func itoa(i int64) string { return string(AppendJSON(nil, Int(i), RenderOptions{})) }
-
-// TestIndexedFixtureQueries answers every query of the conformance
-// fixture from indexes on everything it orders by: the same as a scan.
-func TestIndexedFixtureQueries(t *testing.T) {
-	root, cases := loadQueryFixture(t)
-	set, err := rules.Parse([]byte(`{"rules": {"$loc": {".indexOn": [".value", "height", "order", "nonexistent",
-		"ratings/pos", "appeared", "weight", "v"]}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ixs := buildIndexSet(set, root, nil)
-	used := 0
-	for _, c := range cases {
-		q, err := ParseQuery(queryParams(t, c.Query))
-		if err != nil || q == nil {
-			continue
-		}
-		p := mustPath(t, c.Path)
-		n := root.Get(p)
-		ix := ixs.Lookup(p, q)
-		if ix != nil {
-			used++
-		}
-		scanned, err1 := q.Eval(context.Background(), n)
-		walked, err2 := q.EvalWith(context.Background(), n, ix)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v, %v", c.Name, err1, err2)
-		}
-		if d := sameResult(scanned, walked); d != "" {
-			t.Errorf("%s: scan and index differ: %s", c.Name, d)
-		}
-	}
-	if used < 60 {
-		t.Fatalf("only %d fixture queries had an index", used)
-	}
-}
+func itoa(i int64) string { return string(tree.AppendJSON(nil, tree.Int(i), tree.RenderOptions{})) }
 
 // TestIndexDeterminism: replicas applying the same entries, one by one or
 // in batches, and one restored from a snapshot, hold the same indexes.
@@ -175,7 +139,7 @@ func TestIndexesFollowRules(t *testing.T) {
 	// root by h; items by h, n/v, .value; rooms/r1/msgs by t, .value;
 	// rooms/special/msgs by h (not by t: its own rule governs it).
 	want("rules set", 7)
-	byH := f.cur.Load().indexes.Lookup(Path{"items"}, mustQuery(t, `"h"`))
+	byH := f.cur.Load().indexes.Lookup(tree.Path{"items"}, mustQuery(t, `"h"`))
 	if byH.Len() != 2 {
 		t.Fatalf("items by h: %d children", byH.Len())
 	}
@@ -183,10 +147,10 @@ func TestIndexesFollowRules(t *testing.T) {
 	// items by h (kept), by t (new); rooms/$r/msgs by t (both rooms).
 	want("rules changed", 4)
 	s := f.cur.Load().indexes
-	if s.Lookup(Path{"items"}, mustQuery(t, `"h"`)) != byH {
+	if s.Lookup(tree.Path{"items"}, mustQuery(t, `"h"`)) != byH {
 		t.Error("an index the new rules still declare was rebuilt")
 	}
-	if s.Lookup(Path{"items"}, mustQuery(t, `"$value"`)) != nil || s.Lookup(Path{"items"}, mustQuery(t, `"t"`)) == nil {
+	if s.Lookup(tree.Path{"items"}, mustQuery(t, `"$value"`)) != nil || s.Lookup(tree.Path{"items"}, mustQuery(t, `"t"`)) == nil {
 		t.Error("indexes not dropped or added")
 	}
 	if _, err := f.apply(Command{Kind: CmdSetRules, Body: []byte(indexRules), As: &Access{}}); !errors.Is(err, ErrPermissionDenied) {
@@ -195,15 +159,6 @@ func TestIndexesFollowRules(t *testing.T) {
 	want("refused rules", 4)
 	setRules(t, f, noIndexRules)
 	want("no indexes", 0)
-}
-
-func mustQuery(t *testing.T, orderBy string) *Query {
-	t.Helper()
-	q, err := ParseQuery(map[string]string{"orderBy": orderBy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
 }
 
 // TestEvalWithOtherIndex: an index of another version of the node, or of
@@ -215,17 +170,17 @@ func TestEvalWithOtherIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := mustQuery(t, `"h"`)
-	old := f.ReadLocal(Path{"items"}).Indexes.Lookup(Path{"items"}, q)
+	old := f.ReadLocal(tree.Path{"items"}).Indexes.Lookup(tree.Path{"items"}, q)
 	if _, err := f.apply(cmd(t, CmdSet, "/items/c", `{"h": 0}`)); err != nil {
 		t.Fatal(err)
 	}
-	rr := f.ReadLocal(Path{"items"})
-	for _, ix := range []*Index{old, rr.Indexes.Lookup(Path{"items"}, mustQuery(t, `"$value"`))} {
+	rr := f.ReadLocal(tree.Path{"items"})
+	for _, ix := range []*tree.Index{old, rr.Indexes.Lookup(tree.Path{"items"}, mustQuery(t, `"$value"`))} {
 		res, err := q.EvalWith(context.Background(), rr.Value, ix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(AppendQueryResult(nil, res, RenderOptions{})); got != `{"c":{"h":0},"b":{"h":1},"a":{"h":2}}` {
+		if got := string(tree.AppendQueryResult(nil, res, tree.RenderOptions{})); got != `{"c":{"h":0},"b":{"h":1},"a":{"h":2}}` {
 			t.Fatalf("got %s", got)
 		}
 	}
@@ -253,11 +208,11 @@ func TestMissingIndex(t *testing.T) {
 	}
 	for _, tc := range tests {
 		err := tc.rules.MissingIndex(mustPath(t, tc.path), mustQuery(t, tc.orderBy))
-		var pe *PublicError
+		var pe *tree.PublicError
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s %s: %v", tc.path, tc.orderBy, err)
-		case tc.want != "" && (!errors.As(err, &pe) || !errors.Is(err, ErrBadRequest) || pe.Message != tc.want):
+		case tc.want != "" && (!errors.As(err, &pe) || !errors.Is(err, tree.ErrBadRequest) || pe.Message != tc.want):
 			t.Errorf("%s %s: %v, want %s", tc.path, tc.orderBy, err, tc.want)
 		}
 	}
@@ -277,11 +232,11 @@ func TestIndexedWriteCost(t *testing.T) {
 		i := int64(0)
 		a := testing.AllocsPerRun(50, func() {
 			i++
-			if _, err := f.applyParsed(Command{Kind: CmdSet, Path: Path{"items", "k0012345", "score"}, Parsed: true, Value: Int(i)}); err != nil {
+			if _, err := f.applyParsed(Command{Kind: CmdSet, Path: tree.Path{"items", "k0012345", "score"}, Parsed: true, Value: tree.Int(i)}); err != nil {
 				t.Fatal(err)
 			}
 		})
-		if f.Root().Get(Path{"items", "k0012345", "score"}).IntValue() != i {
+		if f.Root().Get(tree.Path{"items", "k0012345", "score"}).IntValue() != i {
 			t.Fatal("the write was not applied")
 		}
 		s := f.cur.Load()
@@ -316,7 +271,7 @@ func TestIndexedReadsDuringWrites(t *testing.T) {
 					return
 				default:
 				}
-				for _, loc := range []Path{nil, {"items"}, {"rooms", "special", "msgs"}} {
+				for _, loc := range []tree.Path{nil, {"items"}, {"rooms", "special", "msgs"}} {
 					if _, problem := compareIndexedQueries(r, "concurrent", f.ReadLocal(loc), loc, 4); problem != "" {
 						t.Error(problem)
 						return

@@ -1,5 +1,7 @@
 package fsm
 
+import "github.com/arbordb/arbor/fsm/tree"
+
 // Keeping the `.indexOn` indexes through writes. Apply calls indexesAfter
 // for every entry that changed the state; the set it returns is the one
 // buildIndexSet would build from scratch for the new tree (the invariant
@@ -25,7 +27,7 @@ func indexesAfter(s, next *state, cmd *Command, res Result) *IndexSet {
 
 // afterWrite returns the set for newRoot, made from oldRoot, the tree s
 // indexes, by writes at paths (every path below which something changed).
-func (s *IndexSet) afterWrite(oldRoot, newRoot *Node, paths [][]string) *IndexSet {
+func (s *IndexSet) afterWrite(oldRoot, newRoot *tree.Node, paths [][]string) *IndexSet {
 	if s == nil || oldRoot == newRoot {
 		return s
 	}
@@ -42,13 +44,13 @@ func (s *IndexSet) afterWrite(oldRoot, newRoot *Node, paths [][]string) *IndexSe
 // indexWriter makes the index set after one write.
 type indexWriter struct {
 	old              *IndexSet
-	oldRoot, newRoot *Node
+	oldRoot, newRoot *tree.Node
 	// next is the new set, nil until the write changes an index; its
 	// location tree is a copy-on-write copy of old's.
 	next *IndexSet
 	// fresh holds the indexes made during this write: nothing published
 	// refers to them yet, so they change in place.
-	fresh map[*Index]struct{}
+	fresh map[*locIndex]struct{}
 }
 
 // set returns the new set, copying old's on first use.
@@ -56,13 +58,13 @@ func (w *indexWriter) set() *IndexSet {
 	if w.next == nil {
 		n := *w.old
 		n.locs = w.old.locs.Copy()
-		w.next, w.fresh = &n, map[*Index]struct{}{}
+		w.next, w.fresh = &n, map[*locIndex]struct{}{}
 	}
 	return w.next
 }
 
 // current returns the index at key as this write has left it so far.
-func (w *indexWriter) current(key string) *Index {
+func (w *indexWriter) current(key string) *locIndex {
 	if w.next != nil {
 		return w.next.get(key)
 	}
@@ -70,21 +72,21 @@ func (w *indexWriter) current(key string) *Index {
 }
 
 // put stores ix in the new set; a fresh one may be changed in place later.
-func (w *indexWriter) put(ix *Index, fresh bool) {
-	w.set().locs.Set(ix)
+func (w *indexWriter) put(li *locIndex, fresh bool) {
+	w.set().locs.Set(li)
 	if fresh {
-		w.fresh[ix] = struct{}{}
+		w.fresh[li] = struct{}{}
 	}
 }
 
-// own returns ix ready to be changed: itself when fresh, else a copy
-// (its items copied on write) that replaces it in the new set.
-func (w *indexWriter) own(ix *Index) *Index {
-	if _, ok := w.fresh[ix]; ok {
-		return ix
+// own returns li ready to be changed: itself when fresh, else a copy
+// (its index copied on write) that replaces it in the new set.
+func (w *indexWriter) own(li *locIndex) *locIndex {
+	if _, ok := w.fresh[li]; ok {
+		return li
 	}
-	c := *ix
-	c.items = ix.items.Copy()
+	c := *li
+	c.ix = li.ix.Copy()
 	w.put(&c, true)
 	return &c
 }
@@ -92,7 +94,7 @@ func (w *indexWriter) own(ix *Index) *Index {
 // written updates the indexes for a write at p. For each declaration, a
 // write below one of its locations changes one child of it; a write at or
 // above where its locations can be replaces every location below p.
-func (w *indexWriter) written(p Path) {
+func (w *indexWriter) written(p tree.Path) {
 	if w.oldRoot.Get(p) == w.newRoot.Get(p) {
 		return // nothing at or below p changed (a no-op, or another path's parent)
 	}
@@ -114,14 +116,14 @@ func (w *indexWriter) written(p Path) {
 
 // updateChild brings the index of loc by d up to date for a write below
 // its child k: the child's old entry goes, its new one (if any) comes.
-func (w *indexWriter) updateChild(d *indexDecl, loc Path, k string) {
+func (w *indexWriter) updateChild(d *indexDecl, loc tree.Path, k string) {
 	if !w.old.declares(loc, d.child) {
 		return
 	}
 	key := indexKey(loc, d.child)
 	cur := w.current(key)
 	n := w.newRoot.Get(loc)
-	if n.Kind() != KindObject {
+	if n.Kind() != tree.KindObject {
 		// The write removed the location's last child, or made it a leaf.
 		if cur != nil {
 			w.set().locs.Delete(cur)
@@ -130,36 +132,29 @@ func (w *indexWriter) updateChild(d *indexDecl, loc Path, k string) {
 	}
 	if cur == nil {
 		// The location was null or a leaf: all its children are new.
-		w.put(buildIndex(key, loc, d, n), true)
+		li, _ := indexFor(nil, key, loc, d, n)
+		w.put(li, true)
 		return
 	}
 	was, c := w.oldRoot.Get(loc).Child(k), n.Child(k)
-	if was != nil && c != nil && valueAt(was, d.keys) == valueAt(c, d.keys) {
+	if cur.ix.KeepsPlace(was, c) {
 		// The write changed other fields of the child (the very node it
 		// is ordered by is still there): its place stays.
 		w.retarget(cur, n)
 		return
 	}
-	ix := w.own(cur)
-	ki := newKeyInfo(k)
-	if was != nil {
-		ix.items.Delete(indexItem{idx: valueAt(was, d.keys), keyInfo: ki})
-	}
-	if c != nil {
-		ix.items.Set(indexItem{idx: valueAt(c, d.keys), keyInfo: ki})
-	}
-	ix.of = n
+	w.own(cur).ix.Move(n, k, was, c)
 }
 
-// retarget makes ix the index of n, a new version of its node with the
+// retarget makes li the index of n, a new version of its node with the
 // same children in the same order.
-func (w *indexWriter) retarget(ix *Index, n *Node) {
-	if _, ok := w.fresh[ix]; ok {
-		ix.of = n
+func (w *indexWriter) retarget(li *locIndex, n *tree.Node) {
+	if _, ok := w.fresh[li]; ok {
+		li.ix = li.ix.Retarget(n)
 		return
 	}
-	c := *ix
-	c.of = n
+	c := *li
+	c.ix = li.ix.Retarget(n)
 	w.put(&c, false) // its items are still old's: own copies them if need be
 }
 
@@ -167,19 +162,19 @@ func (w *indexWriter) retarget(ix *Index, n *Node) {
 // dropped, those whose node did not change keep their index, the others
 // are built from the new tree (whose nodes there the write brought, so
 // the cost is the write's).
-func (w *indexWriter) replaceBelow(p Path) {
+func (w *indexWriter) replaceBelow(p tree.Path) {
 	s := w.set()
 	lo, hi := locKey(p), locKey(p)+locAfterAll
-	var gone []*Index
-	s.locs.Ascend(&Index{key: lo}, func(ix *Index) bool {
-		if ix.key >= hi {
+	var gone []*locIndex
+	s.locs.Ascend(&locIndex{key: lo}, func(li *locIndex) bool {
+		if li.key >= hi {
 			return false
 		}
-		gone = append(gone, ix)
+		gone = append(gone, li)
 		return true
 	})
-	for _, ix := range gone {
-		s.locs.Delete(ix)
+	for _, li := range gone {
+		s.locs.Delete(li)
 	}
 	at := w.newRoot.Get(p)
 	for i := range s.decls {
@@ -187,13 +182,13 @@ func (w *indexWriter) replaceBelow(p Path) {
 		if len(p) > len(d.pattern) || !patternMatches(d.pattern[:len(p)], p) {
 			continue
 		}
-		walkPattern(at, p, d.pattern[len(p):], func(loc Path, n *Node) {
+		walkPattern(at, p, d.pattern[len(p):], func(loc tree.Path, n *tree.Node) {
 			if !s.declares(loc, d.child) {
 				return
 			}
 			key := indexKey(loc, d.child)
-			ix, built := indexFor(w.old.get(key), key, loc, d, n)
-			w.put(ix, built)
+			li, built := indexFor(w.old.get(key), key, loc, d, n)
+			w.put(li, built)
 		})
 	}
 }

@@ -3,6 +3,8 @@ package fsm
 import (
 	"fmt"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // judgeBenchRules are the users part of cmd/arbor/e2e's BenchmarkRules
@@ -30,11 +32,11 @@ func judgeBenchFSM(b *testing.B) (*testFSM, Command, *Access) {
 	}
 	a := &Access{Auth: map[string]any{"uid": "user07", "provider": "password", "token": map[string]any{"sub": "user07"}}}
 	body := []byte(`{"name":"user 7","n":7}`)
-	v, err := ParseBody(body, MaxDepth)
+	v, err := tree.ParseBody(body, tree.MaxDepth)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := Command{Kind: CmdSet, Path: Path{"users", "user07"}, Now: 1700000000000, Parsed: true, Body: body, Value: v, As: a}
+	c := Command{Kind: CmdSet, Path: tree.Path{"users", "user07"}, Now: 1700000000000, Parsed: true, Body: body, Value: v, As: a}
 	return f, c, a
 }
 
@@ -54,7 +56,7 @@ func BenchmarkJudgeProfileWrite(b *testing.B) {
 // BenchmarkReadAsProfile is a user's read of their own profile.
 func BenchmarkReadAsProfile(b *testing.B) {
 	f, _, a := judgeBenchFSM(b)
-	p := Path{"users", "user07"}
+	p := tree.Path{"users", "user07"}
 	if _, err := f.ReadAs(p, a); err != nil {
 		b.Fatal(err)
 	}

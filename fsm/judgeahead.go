@@ -1,6 +1,9 @@
 package fsm
 
-import "github.com/arbordb/arbor/fsm/rules"
+import (
+	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
+)
 
 // allowedWithoutApply reports whether the rules in force in s certainly
 // allow c, judged without applying c to a copy of s. It answers only for
@@ -19,7 +22,7 @@ import "github.com/arbordb/arbor/fsm/rules"
 // it, and copying the tree to apply the write there cost about as much as
 // the judgement itself.
 func allowedWithoutApply(s *state, c *Command) bool {
-	if c.Kind != CmdSet || !c.Parsed || c.HasIfMatch || c.Path.IsPriority() || c.Value.hasServerValues() {
+	if c.Kind != CmdSet || !c.Parsed || c.HasIfMatch || c.Path.IsPriority() || c.Value.HasServerValues() {
 		return false
 	}
 	probe := &overlayProbe{}
@@ -32,10 +35,6 @@ func allowedWithoutApply(s *state, c *Command) bool {
 	ok := s.rulesFor(c.As).CanWrite([][]string{c.Path}, env)
 	return ok && !probe.read
 }
-
-// hasServerValues reports whether a value holds server-value placeholders,
-// which Apply resolves against the clock and the stored data.
-func (n *Node) hasServerValues() bool { return n != nil && n.hasSV }
 
 // overlayProbe records that the rules read the new tree where a
 // setOverlay cannot answer without applying the write.
@@ -50,9 +49,9 @@ type overlayProbe struct{ read bool }
 // the leaf into an object), so asking for it marks the probe and answers
 // as if null.
 type setOverlay struct {
-	old   *Node    // this node before the Set; nil when missing
-	rest  []string // keys from this node to the written node; never empty
-	v     *Node    // the value set; nil for null
+	old   *tree.Node // this node before the Set; nil when missing
+	rest  []string   // keys from this node to the written node; never empty
+	v     *tree.Node // the value set; nil for null
 	probe *overlayProbe
 }
 

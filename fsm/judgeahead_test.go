@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // aheadRules exercise what a judgement can read of the new tree: the
@@ -56,7 +58,7 @@ func judgedByApplying(s *state, c Command) bool {
 func parsedSet(t *testing.T, path, body string) Command {
 	t.Helper()
 	c := Command{Kind: CmdSet, Path: mustPath(t, path), Now: 1700000000000, Parsed: true, Body: []byte(body)}
-	v, err := ParseBody([]byte(body), MaxDepth-len(c.Path))
+	v, err := tree.ParseBody([]byte(body), tree.MaxDepth-len(c.Path))
 	if err != nil {
 		t.Fatalf("ParseBody(%s): %v", body, err)
 	}
@@ -72,7 +74,7 @@ func TestAllowedWithoutApplyAgrees(t *testing.T) {
 	answered := 0
 	for i, src := range aheadRules {
 		f := newTestFSM()
-		if _, err := f.apply(Command{Kind: CmdSet, Path: Path{}, Body: []byte(aheadData)}); err != nil {
+		if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(aheadData)}); err != nil {
 			t.Fatal(err)
 		}
 		setRules(t, f, src)
@@ -148,7 +150,7 @@ func TestAllowedWithoutApplyRandom(t *testing.T) {
 	}
 	for i := range n {
 		f := newTestFSM()
-		if _, err := f.apply(Command{Kind: CmdSet, Path: Path{}, Body: []byte(value(0))}); err != nil {
+		if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(value(0))}); err != nil {
 			t.Fatal(err)
 		}
 		setRules(t, f, aheadRules[1+rng.IntN(len(aheadRules)-1)])

@@ -1,35 +1,42 @@
 package fsm
 
-import "github.com/arbordb/arbor/fsm/rules"
+import (
+	"cmp"
+
+	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
+)
 
 // RulesQuery is q as `query.*` in .read rules sees it (SPEC §8); nil for
 // a nil q.
-func (q *Query) RulesQuery() *rules.Query {
+func RulesQuery(q *tree.Query) *rules.Query {
 	if q == nil {
 		return nil
 	}
+	s := q.Spec()
 	rq := &rules.Query{
-		OrderByKey:      q.order == OrderByKey,
-		OrderByValue:    q.order == OrderByValue,
-		OrderByPriority: q.order == OrderByPriority,
+		OrderByKey:      s.Order == tree.OrderByKey,
+		OrderByValue:    s.Order == tree.OrderByValue,
+		OrderByPriority: s.Order == tree.OrderByPriority,
 	}
-	if q.order == OrderByChild {
-		rq.OrderByChild = q.child.String()
+	if s.Order == tree.OrderByChild {
+		rq.OrderByChild = s.Child.String()
 		if len(rq.OrderByChild) > 0 && rq.OrderByChild[0] == '/' {
 			rq.OrderByChild = rq.OrderByChild[1:]
 		}
 	}
 	switch {
-	case q.equal:
-		rq.EqualTo = q.boundValue(q.start)
+	case s.EqualTo != nil:
+		rq.EqualTo = boundValue(s.EqualTo)
 	default:
-		rq.StartAt, rq.EndAt = q.boundValue(q.start), q.boundValue(q.end)
+		rq.StartAt = boundValue(cmp.Or(s.StartAt, s.StartAfter))
+		rq.EndAt = boundValue(cmp.Or(s.EndAt, s.EndBefore))
 	}
-	if q.limitSet {
-		if q.fromEnd {
-			rq.LimitToLast = q.limit
+	if s.HasLimit {
+		if s.LimitToLast {
+			rq.LimitToLast = s.Limit
 		} else {
-			rq.LimitToFirst = q.limit
+			rq.LimitToFirst = s.Limit
 		}
 	}
 	return rq
@@ -37,19 +44,16 @@ func (q *Query) RulesQuery() *rules.Query {
 
 // boundValue is a range end's value as a rules value: a string, a
 // float64, a bool, or nil for an absent end or a null bound.
-func (q *Query) boundValue(b *bound) any {
+func boundValue(b *tree.Bound) any {
 	if b == nil {
 		return nil
 	}
-	if q.order == OrderByKey {
-		return b.keyValue.key
-	}
-	switch n := b.value; n.Kind() {
-	case KindBool:
+	switch n := b.Value; n.Kind() {
+	case tree.KindBool:
 		return n.BoolValue()
-	case KindString:
+	case tree.KindString:
 		return n.StringValue()
-	case KindInt, KindFloat:
+	case tree.KindInt, tree.KindFloat:
 		f, _ := n.Number()
 		return f
 	}

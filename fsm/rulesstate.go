@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Rules are the security rules in force, part of the replicated state:
@@ -55,7 +56,7 @@ func applySetRules(s *state, c *Command) (Result, []Event, error) {
 	}
 	set, err := rules.Parse(c.Body)
 	if err != nil {
-		return Result{}, nil, Public(ErrBadRequest, err.Error())
+		return Result{}, nil, tree.Public(tree.ErrBadRequest, err.Error())
 	}
 	src := append([]byte(nil), c.Body...)
 	s.rules = &Rules{Source: src, Set: set, Index: ^uint64(0)} // the index is stamped by step
@@ -75,7 +76,7 @@ func (s *state) stampRules(index uint64) {
 func restoreRules(src []byte, index uint64) (*Rules, error) {
 	set, err := rules.Parse(src)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot: rules: %v: %w", err, ErrInvalidData)
+		return nil, fmt.Errorf("read snapshot: rules: %v: %w", err, tree.ErrInvalidData)
 	}
 	return &Rules{Source: src, Set: set, Index: index}, nil
 }

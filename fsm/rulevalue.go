@@ -1,44 +1,47 @@
 package fsm
 
-import "github.com/arbordb/arbor/fsm/rules"
+import (
+	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
+)
 
-// ruleNode shows a *Node to the rules evaluator. It is the same pointer
+// ruleNode shows a *tree.Node to the rules evaluator. It is the same pointer
 // under another type, so handing a tree to the rules allocates nothing;
 // a nil *ruleNode is null.
-type ruleNode Node
+type ruleNode tree.Node
 
 // ruleValue returns n as the rules see it.
-func ruleValue(n *Node) rules.Value { return (*ruleNode)(n) }
+func ruleValue(n *tree.Node) rules.Value { return (*ruleNode)(n) }
 
-func (r *ruleNode) node() *Node { return (*Node)(r) }
+func (r *ruleNode) node() *tree.Node { return (*tree.Node)(r) }
 
 // Kind implements rules.Value.
 func (r *ruleNode) Kind() rules.Kind {
 	switch r.node().Kind() {
-	case KindBool:
+	case tree.KindBool:
 		return rules.Bool
-	case KindInt, KindFloat:
+	case tree.KindInt, tree.KindFloat:
 		return rules.Number
-	case KindString:
+	case tree.KindString:
 		return rules.String
-	case KindObject:
+	case tree.KindObject:
 		return rules.Object
 	}
 	return rules.Null
 }
 
 // Bool implements rules.Value.
-func (r *ruleNode) Bool() bool { return r.node().Kind() == KindBool && r.b }
+func (r *ruleNode) Bool() bool { return r.node().Kind() == tree.KindBool && r.node().BoolValue() }
 
 // Number implements rules.Value.
 func (r *ruleNode) Number() float64 { f, _ := r.node().Number(); return f }
 
 // Str implements rules.Value.
 func (r *ruleNode) Str() string {
-	if r.node().Kind() != KindString {
+	if r.node().Kind() != tree.KindString {
 		return ""
 	}
-	return r.s
+	return r.node().StringValue()
 }
 
 // Child implements rules.Value.
@@ -49,7 +52,7 @@ func (r *ruleNode) Len() int { return r.node().Len() }
 
 // Each implements rules.Value.
 func (r *ruleNode) Each(fn func(key string, child rules.Value) bool) {
-	r.node().Each(func(k string, c *Node) bool { return fn(k, ruleValue(c)) })
+	r.node().Each(func(k string, c *tree.Node) bool { return fn(k, ruleValue(c)) })
 }
 
 // Priority implements rules.Value.

@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // SnapshotVersion is the snapshot format version this release writes.
@@ -86,7 +88,7 @@ func writeSnapshot(w io.Writer, s *state) error {
 
 // treeChunks renders the root's children in pieces of about 48 KiB.
 type treeChunks struct {
-	root *Node
+	root *tree.Node
 }
 
 func (t *treeChunks) write(w io.Writer) error {
@@ -95,27 +97,27 @@ func (t *treeChunks) write(w io.Writer) error {
 
 // each renders the export JSON of the tree in pieces.
 func (t *treeChunks) each(emit func([]byte) error) error {
-	opts := RenderOptions{Export: true}
-	if t.root.Kind() != KindObject {
-		return emit(AppendJSON(nil, t.root, opts))
+	opts := tree.RenderOptions{Export: true}
+	if t.root.Kind() != tree.KindObject {
+		return emit(tree.AppendJSON(nil, t.root, opts))
 	}
 	buf := make([]byte, 0, 64<<10)
 	buf = append(buf, '{')
 	if p := t.root.Priority(); p != nil {
 		buf = append(buf, `".priority":`...)
-		buf = AppendJSON(buf, p, opts)
+		buf = tree.AppendJSON(buf, p, opts)
 		buf = append(buf, ',')
 	}
 	first := true
 	var err error
-	t.root.Each(func(k string, c *Node) bool {
+	t.root.Each(func(k string, c *tree.Node) bool {
 		if !first {
 			buf = append(buf, ',')
 		}
 		first = false
-		buf = appendQuoted(buf, k)
+		buf = tree.AppendQuoted(buf, k)
 		buf = append(buf, ':')
-		buf = AppendJSON(buf, c, opts)
+		buf = tree.AppendJSON(buf, c, opts)
 		if len(buf) >= 48<<10 {
 			if err = emit(buf); err != nil {
 				return false
@@ -144,7 +146,7 @@ func readSnapshot(r io.Reader) (*state, error) {
 	}
 	const hdrLen = len(snapshotMagic) + 1 + 8 + 8 + 12
 	if len(data) < hdrLen+4 || string(data[:len(snapshotMagic)]) != snapshotMagic {
-		return nil, fmt.Errorf("read snapshot: not an Arbor snapshot: %w", ErrInvalidData)
+		return nil, fmt.Errorf("read snapshot: not an Arbor snapshot: %w", tree.ErrInvalidData)
 	}
 	version := data[len(snapshotMagic)]
 	if version == 0 || version > SnapshotVersion {
@@ -152,7 +154,7 @@ func readSnapshot(r io.Reader) (*state, error) {
 	}
 	sum := binary.BigEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(data[:len(data)-4], crcTable) != sum {
-		return nil, fmt.Errorf("read snapshot: checksum mismatch: %w", ErrInvalidData)
+		return nil, fmt.Errorf("read snapshot: checksum mismatch: %w", tree.ErrInvalidData)
 	}
 	d := data[len(snapshotMagic)+1:]
 	s := &state{}
@@ -162,12 +164,12 @@ func readSnapshot(r io.Reader) (*state, error) {
 	body := d[28 : len(d)-4]
 	if version >= 2 {
 		if len(body) < 12 {
-			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", ErrInvalidData)
+			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", tree.ErrInvalidData)
 		}
 		index := binary.BigEndian.Uint64(body)
 		n := binary.BigEndian.Uint32(body[8:])
 		if uint64(n) > uint64(len(body)-12) {
-			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", ErrInvalidData)
+			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", tree.ErrInvalidData)
 		}
 		src := append([]byte(nil), body[12:12+n]...)
 		if s.rules, err = restoreRules(src, index); err != nil {
@@ -175,7 +177,7 @@ func readSnapshot(r io.Reader) (*state, error) {
 		}
 		body = body[12+n:]
 	}
-	root, err := ParseBody(body, MaxDepth)
+	root, err := tree.ParseBody(body, tree.MaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: tree: %w", err)
 	}

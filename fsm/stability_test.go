@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestETagsAreStable pins content hashes and sizes computed by an earlier
@@ -19,12 +21,12 @@ func TestETagsAreStable(t *testing.T) {
 	for _, c := range randomCommands(5, 200) {
 		f.apply(c)
 	}
-	body, err := ParseBody([]byte(`{"a":{".priority":1.5,"x":{".value":"s",".priority":"p"},"y":[1,2.5,true,null,"z"]},"b":{".sv":{"increment":2}},"c":{".sv":{"increment":2.5}}}`), MaxDepth)
+	body, err := tree.ParseBody([]byte(`{"a":{".priority":1.5,"x":{".value":"s",".priority":"p"},"y":[1,2.5,true,null,"z"]},"b":{".sv":{"increment":2}},"c":{".sv":{"increment":2.5}}}`), tree.MaxDepth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		root *Node
+		root *tree.Node
 		path string
 		etag string
 		size int64
@@ -55,7 +57,7 @@ func TestETagsAreStable(t *testing.T) {
 // TestNodeLayout guards the memory of a leaf: a million of them should
 // stay near 100 MB (see Node).
 func TestNodeLayout(t *testing.T) {
-	if got := unsafe.Sizeof(Node{}); got > 96 {
+	if got := unsafe.Sizeof(tree.Node{}); got > 96 {
 		t.Errorf("a Node takes %d bytes, want at most 96", got)
 	}
 }
@@ -81,7 +83,7 @@ func TestApplyHistoryIsStable(t *testing.T) {
 		f := newTestFSM()
 		h := sha256.New()
 		for i := 0; i < 300; i++ {
-			base := Path{}
+			base := tree.Path{}
 			for d := r.Intn(3); d > 0; d-- {
 				base = append(base, keys[r.Intn(len(keys)-1)])
 			}

@@ -3,6 +3,8 @@ package fsm
 import (
 	"errors"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestTreeSteps runs sequences of writes and checks the whole tree after each.
@@ -40,7 +42,7 @@ func TestTreeSteps(t *testing.T) {
 			{CmdSet, "/users", `{"alan":{"nick":"a","full":"Alan"},"grace":{"nick":"g"}}`, `{"users":{"alan":{"full":"Alan","nick":"a"},"grace":{"nick":"g"}}}`, nil},
 			{CmdUpdate, "/users", `{"alan/nick":"A","grace/nick":null,"bob":{"n":1}}`, `{"users":{"alan":{"full":"Alan","nick":"A"},"bob":{"n":1}}}`, nil},
 			{CmdUpdate, "/users", `{"alan":{"only":1}}`, `{"users":{"alan":{"only":1},"bob":{"n":1}}}`, nil},
-			{CmdUpdate, "/users", `{"a":1,"a/b":2}`, `{"users":{"alan":{"only":1},"bob":{"n":1}}}`, ErrInvalidData},
+			{CmdUpdate, "/users", `{"a":1,"a/b":2}`, `{"users":{"alan":{"only":1},"bob":{"n":1}}}`, tree.ErrInvalidData},
 			{CmdUpdate, "/users", `null`, `null`, nil},
 		}},
 		{"arrays", []step{
@@ -59,12 +61,12 @@ func TestTreeSteps(t *testing.T) {
 		}},
 		{"timestamp", []step{
 			{CmdSet, "/t", `{"at":{".sv":"timestamp"}}`, `{"t":{"at":1700000000000}}`, nil},
-			{CmdSet, "/t", `{".sv":"bogus"}`, `{"t":{"at":1700000000000}}`, ErrInvalidData},
+			{CmdSet, "/t", `{".sv":"bogus"}`, `{"t":{"at":1700000000000}}`, tree.ErrInvalidData},
 		}},
 		{"priorities", []step{
 			{CmdSet, "/p", `{".value":"v",".priority":3}`, `{"p":"v"}`, nil},
 			{CmdSet, "/p/.priority", `"hi"`, `{"p":"v"}`, nil},
-			{CmdSet, "/p/.priority", `true`, `{"p":"v"}`, ErrInvalidData},
+			{CmdSet, "/p/.priority", `true`, `{"p":"v"}`, tree.ErrInvalidData},
 		}},
 		{"key order", []step{
 			{CmdSet, "/", `{"b":1,"a":1,"10":1,"9":1,"-1":1,"007":1,"7":1,"\uf8ff":1,"😀":1}`, "{\"-1\":1,\"7\":1,\"007\":1,\"9\":1,\"10\":1,\"a\":1,\"b\":1,\"😀\":1,\"\uf8ff\":1}", nil},
@@ -98,7 +100,7 @@ func TestPriorityExport(t *testing.T) {
 	if got, want := renderExport(f.Root()), `{"p":{".priority":2,"a":{".value":1,".priority":"x"}}}`; got != want {
 		t.Fatalf("export = %s, want %s", got, want)
 	}
-	if got := render(f.Root().Get(Path{"p"}).Priority()); got != "2" {
+	if got := render(f.Root().Get(tree.Path{"p"}).Priority()); got != "2" {
 		t.Fatalf("priority = %s", got)
 	}
 }
@@ -112,7 +114,7 @@ func TestIfMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	etag := res.ETag
-	if etag != f.Root().Get(Path{"a"}).ETag() {
+	if etag != f.Root().Get(tree.Path{"a"}).ETag() {
 		t.Fatalf("result etag %s differs from node etag", etag)
 	}
 	c2 := cmd(t, CmdSet, "/a", `2`)
@@ -164,7 +166,7 @@ func TestWriteLimit(t *testing.T) {
 	}
 	c := cmd(t, CmdSet, "/big", ``)
 	c.WriteLimit = 10
-	if _, err := f.apply(c); !errors.Is(err, ErrTooLarge) {
+	if _, err := f.apply(c); !errors.Is(err, tree.ErrTooLarge) {
 		t.Fatalf("deleting 60 bytes with a 10-byte limit: err = %v", err)
 	}
 	if f.Root() == nil {
@@ -189,7 +191,7 @@ func TestPushKeysIncrease(t *testing.T) {
 		}
 		last = res.Name
 	}
-	if n := f.Root().Get(Path{"list"}).Len(); n != 5000 {
+	if n := f.Root().Get(tree.Path{"list"}).Len(); n != 5000 {
 		t.Fatalf("%d children, want 5000", n)
 	}
 }
@@ -198,7 +200,7 @@ func TestCompareKeysAndUTF16(t *testing.T) {
 	ordered := []string{"-2147483648", "-1", "0", "1", "01", "2", "10", "2147483647", "-", "-a", "2147483648", "A", "a", "aa", "b", "😀", "\U0010ffff", "\uffff"}
 	for i := range ordered {
 		for j := range ordered {
-			got := CompareKeys(ordered[i], ordered[j])
+			got := tree.CompareKeys(ordered[i], ordered[j])
 			want := 0
 			if i < j {
 				want = -1

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // The binary form of a parsed value: how a request body, parsed and
@@ -40,77 +42,76 @@ const (
 
 // wireDepth bounds the nesting a decoder accepts: a body is at most
 // MaxDepth levels deep and each level may carry a priority.
-const wireDepth = 2*MaxDepth + 2
+const wireDepth = 2*tree.MaxDepth + 2
 
 // appendWire appends n's binary form.
-func appendWire(b []byte, n *Node) []byte {
+func appendWire(b []byte, n *tree.Node) []byte {
 	if n == nil {
 		return append(b, wireNull)
 	}
-	var tag byte
-	switch n.kind {
-	case KindBool:
+	var (
+		tag   byte
+		delta *tree.Node // an increment's
+	)
+	switch n.Kind() {
+	case tree.KindBool:
 		tag = wireFalse
-		if n.b {
+		if n.BoolValue() {
 			tag = wireTrue
 		}
-	case KindInt:
+	case tree.KindInt:
 		tag = wireInt
-	case KindFloat:
+	case tree.KindFloat:
 		tag = wireFloat
-	case KindString:
+	case tree.KindString:
 		tag = wireString
-	case KindObject:
+	case tree.KindObject:
 		tag = wireObject
-	case KindTimestamp:
+	case tree.KindTimestamp:
 		tag = wireTimestamp
-	case KindIncrement:
+	case tree.KindIncrement:
+		delta = n.IncrementDelta()
 		tag = wireIncInt
-		if n.b {
+		if delta.Kind() == tree.KindFloat {
 			tag = wireIncFloat
 		}
 	}
-	if n.prio != nil {
+	prio := n.Priority()
+	if prio != nil {
 		tag |= wirePriority
-		if n.kind == KindObject && n.size == childrenSize(n) {
+		if n.ValuePriority() {
 			tag |= wireValuePriority
 		}
 	}
 	b = append(b, tag)
 	switch tag &^ wireFlags {
-	case wireInt, wireIncInt:
-		b = binary.AppendVarint(b, n.i)
-	case wireFloat, wireIncFloat:
-		b = binary.BigEndian.AppendUint64(b, math.Float64bits(n.f))
+	case wireInt:
+		b = binary.AppendVarint(b, n.IntValue())
+	case wireIncInt:
+		b = binary.AppendVarint(b, delta.IntValue())
+	case wireFloat:
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(n.FloatValue()))
+	case wireIncFloat:
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(delta.FloatValue()))
 	case wireString:
-		b = appendBytes(b, []byte(n.s))
+		b = appendBytes(b, []byte(n.StringValue()))
 	case wireObject:
-		b = binary.AppendUvarint(b, uint64(n.children.Len()))
-		n.children.Scan(func(e entry) bool {
-			b = appendBytes(b, []byte(e.key))
-			b = appendWire(b, e.node)
+		b = binary.AppendUvarint(b, uint64(n.Len()))
+		n.Each(func(k string, c *tree.Node) bool {
+			b = appendBytes(b, []byte(k))
+			b = appendWire(b, c)
 			return true
 		})
 	}
-	if n.prio != nil {
-		b = appendWire(b, n.prio)
+	if prio != nil {
+		b = appendWire(b, prio)
 	}
 	return b
 }
 
-// childrenSize is the size an object has without its priority.
-func childrenSize(n *Node) int64 {
-	size := int64(2)
-	n.children.Scan(func(e entry) bool {
-		size += entrySize(e.key, e.node)
-		return true
-	})
-	return size
-}
-
 // appendWireFields appends a PATCH's fields; nil fields (a null body) and
 // an empty list are told apart.
-func appendWireFields(b []byte, fields []Field) []byte {
+func appendWireFields(b []byte, fields []tree.Field) []byte {
 	if fields == nil {
 		return append(b, 0)
 	}
@@ -126,7 +127,7 @@ func appendWireFields(b []byte, fields []Field) []byte {
 }
 
 // wireNode reads a value written by appendWire at nesting level depth.
-func (d *decoder) wireNode(depth int) *Node {
+func (d *decoder) wireNode(depth int) *tree.Node {
 	if depth > wireDepth {
 		d.failWith("value nested too deep")
 		return nil
@@ -140,7 +141,7 @@ func (d *decoder) wireNode(depth int) *Node {
 		d.failWith("value priority on a leaf")
 		return nil
 	}
-	var n *Node
+	var n *tree.Node
 	switch tag &^ wireFlags {
 	case wireNull:
 		if tag != wireNull {
@@ -148,28 +149,28 @@ func (d *decoder) wireNode(depth int) *Node {
 		}
 		return nil
 	case wireFalse:
-		n = nodeFalse
+		n = tree.SharedBool(false)
 	case wireTrue:
-		n = nodeTrue
+		n = tree.SharedBool(true)
 	case wireInt:
-		n = sharedInt(d.varint())
+		n = tree.SharedInt(d.varint())
 	case wireFloat:
 		f := d.float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			d.failWith("double is not a number")
 			return nil
 		}
-		n = Float(f)
+		n = tree.Float(f)
 	case wireString:
-		n = String(string(d.bytes()))
+		n = tree.String(string(d.bytes()))
 	case wireObject:
 		n = d.wireObject(depth)
 	case wireTimestamp:
-		n = timestampPlaceholder()
+		n = tree.ServerTimestamp()
 	case wireIncInt:
-		n = incrementPlaceholder(Int(d.varint()))
+		n = tree.ServerIncrement(tree.Int(d.varint()))
 	case wireIncFloat:
-		n = incrementPlaceholder(Float(d.float()))
+		n = tree.ServerIncrement(tree.Float(d.float()))
 	default:
 		d.failWith(fmt.Sprintf("value tag %d", tag))
 		return nil
@@ -179,10 +180,9 @@ func (d *decoder) wireNode(depth int) *Node {
 		if d.err != nil {
 			return nil
 		}
-		if n.kind == KindObject && tag&wireValuePriority == 0 {
+		if tag&wireValuePriority == 0 {
 			// As the parser builds it: the priority is part of the object.
-			b := &objectBuilder{children: n.children, sum: n.sumLanes(), size: n.size, hasSV: n.hasSV}
-			return b.build(p)
+			return n.WithMemberPriority(p)
 		}
 		return n.WithPriority(p)
 	}
@@ -193,30 +193,30 @@ func (d *decoder) wireNode(depth int) *Node {
 }
 
 // wireObject reads an object's members; an object without members is null.
-func (d *decoder) wireObject(depth int) *Node {
+func (d *decoder) wireObject(depth int) *tree.Node {
 	count := d.uvarint()
 	if count > uint64(len(d.b)) { // every member takes at least two bytes
 		d.failWith("member count beyond the entry")
 		return nil
 	}
-	b := newObjectBuilder()
+	b := tree.NewObjectBuilder()
 	for range count {
 		key := string(d.bytes())
 		child := d.wireNode(depth + 1)
 		if d.err != nil {
 			return nil
 		}
-		b.set(key, child)
+		b.Set(key, child)
 	}
-	if b.children.Len() == 0 {
+	if b.Len() == 0 {
 		d.failWith("empty object")
 		return nil
 	}
-	return b.build(nil)
+	return b.Build(nil)
 }
 
 // wireFields reads appendWireFields' list.
-func (d *decoder) wireFields() []Field {
+func (d *decoder) wireFields() []tree.Field {
 	count := d.uvarint()
 	if count == 0 || d.err != nil {
 		return nil
@@ -226,7 +226,7 @@ func (d *decoder) wireFields() []Field {
 		d.failWith("field count beyond the entry")
 		return nil
 	}
-	fields := make([]Field, count)
+	fields := make([]tree.Field, count)
 	if d.wireFieldsParallel(fields) || d.readFields(fields) {
 		return fields
 	}
@@ -234,20 +234,20 @@ func (d *decoder) wireFields() []Field {
 }
 
 // readFields reads len(fields) fields into fields; false on an error.
-func (d *decoder) readFields(fields []Field) bool {
+func (d *decoder) readFields(fields []tree.Field) bool {
 	// The paths are cut from shared blocks: one allocation for many
 	// fields rather than one each (paths are never changed once built).
 	var block []string
 	for k := range fields {
 		segs := d.uvarint()
-		if segs > MaxDepth+1 {
+		if segs > tree.MaxDepth+1 {
 			d.failWith("field path too deep")
 			return false
 		}
 		if uint64(len(block)) < segs {
 			block = make([]string, max(segs, 1024))
 		}
-		p := Path(block[:segs:segs])
+		p := tree.Path(block[:segs:segs])
 		block = block[segs:]
 		for i := range p {
 			p[i] = string(d.bytes())
@@ -256,7 +256,7 @@ func (d *decoder) readFields(fields []Field) bool {
 		if d.err != nil {
 			return false
 		}
-		fields[k] = Field{Path: p, Value: v}
+		fields[k] = tree.Field{Path: p, Value: v}
 	}
 	return true
 }
@@ -271,7 +271,7 @@ func (d *decoder) float() float64 {
 
 func (d *decoder) failWith(what string) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%s: %w", what, ErrInvalidData)
+		d.err = fmt.Errorf("%s: %w", what, tree.ErrInvalidData)
 	}
 	d.b = nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // A PATCH of a million fields takes a million leaves to build and hash,
@@ -23,7 +25,7 @@ var wireParallelFields = 4096
 // goroutines and reports whether it did. It leaves anything it cannot
 // decode (a malformed entry) to readFields, which finds the first error
 // as it always has, and d as it was.
-func (d *decoder) wireFieldsParallel(fields []Field) bool {
+func (d *decoder) wireFieldsParallel(fields []tree.Field) bool {
 	workers := min(runtime.GOMAXPROCS(0), len(fields)/(wireParallelFields/2))
 	if len(fields) < wireParallelFields || workers < 2 {
 		return false
@@ -66,7 +68,7 @@ func (d *decoder) wireFieldsParallel(fields []Field) bool {
 // skipField skips one field as readFields would read it.
 func (d *decoder) skipField() {
 	segs := d.uvarint()
-	if segs > MaxDepth+1 {
+	if segs > tree.MaxDepth+1 {
 		d.fail()
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // parsedTwin returns c with its body parsed as the HTTP layer parses it,
@@ -19,13 +21,13 @@ func parsedTwin(c Command) (Command, bool) {
 	case c.Kind == CmdUpdate && (len(c.Body) == 0 || string(c.Body) == "null"):
 		p.Fields = nil
 	case c.Kind == CmdUpdate:
-		p.Fields, err = ParseUpdate(c.Body, MaxDepth-len(c.Path))
+		p.Fields, err = tree.ParseUpdate(c.Body, tree.MaxDepth-len(c.Path))
 	case len(c.Body) == 0:
 		p.Value = nil
 	case c.Kind == CmdPush:
-		p.Value, err = ParseBody(c.Body, MaxDepth-len(c.Path)-1)
+		p.Value, err = tree.ParseBody(c.Body, tree.MaxDepth-len(c.Path)-1)
 	default:
-		p.Value, err = ParseBody(c.Body, MaxDepth-len(nodePath(c.Path)))
+		p.Value, err = tree.ParseBody(c.Body, tree.MaxDepth-len(c.Path.NodePath()))
 	}
 	return p, err == nil
 }
@@ -71,7 +73,7 @@ func TestParsedEntriesApplyLikeText(t *testing.T) {
 		`[1,null,{"k":[true,false]},"\u00e9\n\"",1e300,-0.0,5.0]`,
 	}
 	for i, body := range extra {
-		cmds = append(cmds, Command{Kind: CmdSet, Path: Path{"x", string(rune('a' + i))}, Body: []byte(body), Now: 1700000000000, WriteLimit: 200})
+		cmds = append(cmds, Command{Kind: CmdSet, Path: tree.Path{"x", string(rune('a' + i))}, Body: []byte(body), Now: 1700000000000, WriteLimit: 200})
 	}
 	applied := 0
 	for i, c := range cmds {
@@ -90,7 +92,7 @@ func TestParsedEntriesApplyLikeText(t *testing.T) {
 // TestDecodeParsedEntryRefusesDamage: a truncated or corrupt parsed entry
 // is an error, never a panic or a half-read value.
 func TestDecodeParsedEntryRefusesDamage(t *testing.T) {
-	c, _ := parsedTwin(Command{Kind: CmdUpdate, Path: Path{"u"}, Body: []byte(`{"a/b":{"c":[1,2.5,"x",true]},"d":null,"e":{".sv":"timestamp"}}`)})
+	c, _ := parsedTwin(Command{Kind: CmdUpdate, Path: tree.Path{"u"}, Body: []byte(`{"a/b":{"c":[1,2.5,"x",true]},"d":null,"e":{".sv":"timestamp"}}`)})
 	data := c.EncodeParsed()
 	for i := range len(data) - 1 {
 		if _, err := DecodeCommand(data[:i]); err == nil {
@@ -101,10 +103,10 @@ func TestDecodeParsedEntryRefusesDamage(t *testing.T) {
 	for range 1000 {
 		deep = append(deep, wireObject, 1, 1, 'k')
 	}
-	if _, err := DecodeCommand(deep); !errors.Is(err, ErrInvalidData) {
+	if _, err := DecodeCommand(deep); !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("1000 nested objects: %v", err)
 	}
-	if _, err := DecodeCommand([]byte{2, byte(CmdSetParsed), 0, 0, wireNull | wirePriority}); !errors.Is(err, ErrInvalidData) {
+	if _, err := DecodeCommand([]byte{2, byte(CmdSetParsed), 0, 0, wireNull | wirePriority}); !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("null with a priority: %v", err)
 	}
 }
@@ -162,7 +164,7 @@ func FuzzParsedBody(f *testing.F) {
 		if patch {
 			kind = CmdUpdate
 		}
-		c := Command{Kind: kind, Path: Path{"f"}, Body: body, Now: 1700000000000, WriteLimit: 1 << 20}
+		c := Command{Kind: kind, Path: tree.Path{"f"}, Body: body, Now: 1700000000000, WriteLimit: 1 << 20}
 		p, ok := parsedTwin(c)
 		if !ok {
 			return
@@ -193,8 +195,8 @@ func TestIncrementOverflowIsRefused(t *testing.T) {
 	over, _ := parsedTwin(cmd(t, CmdSet, "/n/d", `{".sv":{"increment":1.7e308}}`))
 	f.index++
 	r := f.Apply(Entry{Index: f.index, Command: true, Data: over.EncodeParsed()})
-	var pub *PublicError
-	if !errors.As(r.Err, &pub) || pub.Message != msgIncrementOverflow || !errors.Is(r.Err, ErrInvalidData) {
+	var pub *tree.PublicError
+	if !errors.As(r.Err, &pub) || pub.Message != tree.CheckIncrements(tree.ServerIncrement(tree.Float(1.7e308)), tree.Float(1.7e308)).Error() || !errors.Is(r.Err, tree.ErrInvalidData) {
 		t.Fatalf("overflowing increment: %v", r.Err)
 	}
 	if got := renderExport(f.Root()); !strings.Contains(got, `"i":9223372036854775807`) || !strings.Contains(got, `"d":1.7`) {
@@ -202,7 +204,7 @@ func TestIncrementOverflowIsRefused(t *testing.T) {
 	}
 	patch, _ := parsedTwin(cmd(t, CmdUpdate, "/n", `{"x":1,"d":{".sv":{"increment":1e308}}}`))
 	f.index++
-	if r := f.Apply(Entry{Index: f.index, Command: true, Data: patch.EncodeParsed()}); !errors.Is(r.Err, ErrInvalidData) {
+	if r := f.Apply(Entry{Index: f.index, Command: true, Data: patch.EncodeParsed()}); !errors.Is(r.Err, tree.ErrInvalidData) {
 		t.Fatalf("overflowing increment in a PATCH: %v", r.Err)
 	}
 	// An int overflow becomes a double, as before: not an error.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
@@ -23,8 +24,8 @@ const (
 const devOwnerToken = "owner"
 
 var (
-	errBadToken     = fsm.Public(fsm.ErrUnauthenticated, msgBadToken)
-	errExpiredToken = fsm.Public(fsm.ErrUnauthenticated, msgExpiredToken)
+	errBadToken     = tree.Public(fsm.ErrUnauthenticated, msgBadToken)
+	errExpiredToken = tree.Public(fsm.ErrUnauthenticated, msgExpiredToken)
 	errPermission   = fsm.ErrDenied
 	errOverride     = badRequest("auth_variable_override must be a JSON object or null")
 )
@@ -167,7 +168,7 @@ func (s *Server) readAccess(rq *request) *fsm.Access {
 	a := *rq.id.access
 	a.Now = s.cfg.Now().UnixMilli()
 	if rq.opts != nil {
-		a.Query = rq.opts.query.RulesQuery()
+		a.Query = fsm.RulesQuery(rq.opts.query)
 	}
 	return &a
 }

@@ -8,13 +8,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // request is a data request after its method, path, query and credentials
 // have been checked.
 type request struct {
 	method     string // after X-HTTP-Method-Override
-	path       fsm.Path
+	path       tree.Path
 	opts       *options
 	ifMatch    string
 	hasIfMatch bool
@@ -53,7 +54,7 @@ func (s *Server) data(c *gin.Context) {
 	}
 	c.Set(methodKey, method)
 	settings := isSettingsPath(trimmed)
-	var p fsm.Path
+	var p tree.Path
 	if !settings {
 		if p, err = parsePath(trimmed); err != nil {
 			s.writeError(c, err)
@@ -140,7 +141,7 @@ func isSettingsPath(escaped string) bool {
 
 // nodePath is the path of the node a request addresses: without a final
 // ".priority".
-func (rq *request) nodePath() fsm.Path {
+func (rq *request) nodePath() tree.Path {
 	if rq.path.IsPriority() {
 		return rq.path[:len(rq.path)-1]
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // errNoJSON is a data request whose path does not end in ".json".
@@ -32,13 +33,13 @@ type errorClass struct {
 // tried in order; an error matching none is a 500.
 var errorTable = []errorClass{
 	{errNoJSON, http.StatusNotFound, msgNoJSON},
-	{fsm.ErrInvalidPath, http.StatusBadRequest, fsm.MsgInvalidToken},
-	{fsm.ErrInvalidData, http.StatusBadRequest, fsm.MsgInvalidJSON},
-	{fsm.ErrBadRequest, http.StatusBadRequest, "Bad request"},
-	{fsm.ErrTooLarge, http.StatusRequestEntityTooLarge, fsm.MsgWriteTooBig},
+	{tree.ErrInvalidPath, http.StatusBadRequest, tree.MsgInvalidToken},
+	{tree.ErrInvalidData, http.StatusBadRequest, tree.MsgInvalidJSON},
+	{tree.ErrBadRequest, http.StatusBadRequest, "Bad request"},
+	{tree.ErrTooLarge, http.StatusRequestEntityTooLarge, tree.MsgWriteTooBig},
 	{errSlowBody, http.StatusRequestTimeout, msgSlowBody},
 	{fsm.ErrPreconditionFailed, http.StatusPreconditionFailed, "Precondition failed"},
-	{fsm.ErrPermissionDenied, http.StatusUnauthorized, fsm.MsgPermission},
+	{fsm.ErrPermissionDenied, http.StatusUnauthorized, tree.MsgPermission},
 	{fsm.ErrUnauthenticated, http.StatusUnauthorized, msgBadToken},
 	// For 503s the message is the reason after "Service unavailable: ".
 	{fsm.ErrNoLeader, http.StatusServiceUnavailable, "no leader"},
@@ -65,7 +66,7 @@ func classify(err error) (int, string) {
 			return row.status, "Service unavailable: " + row.message
 		}
 		msg := row.message
-		var pub *fsm.PublicError
+		var pub *tree.PublicError
 		if errors.As(err, &pub) && pub.Message != "" {
 			msg = pub.Message
 		}
@@ -76,7 +77,7 @@ func classify(err error) (int, string) {
 
 // badRequest is a 400 with a message for the client.
 func badRequest(format string, args ...any) error {
-	return fsm.Public(fsm.ErrBadRequest, fmt.Sprintf(format, args...))
+	return tree.Public(tree.ErrBadRequest, fmt.Sprintf(format, args...))
 }
 
 // errorBody renders SPEC §6's error body: {\n  "error" : "<msg>"\n}\n.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestConditionalRequests walks SPEC §4: ETags on request, If-None-Match,
@@ -13,8 +14,8 @@ func TestConditionalRequests(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	etag := map[string]string{"X-Firebase-ETag": "true"}
 	with := func(k, v string) map[string]string { return map[string]string{k: v} }
-	one, two, three := fsm.Int(1).ETag(), fsm.Int(2).ETag(), fsm.Int(3).ETag()
-	obj, err := fsm.ParseBody([]byte(`{"a":1}`), fsm.MaxDepth)
+	one, two, three := tree.Int(1).ETag(), tree.Int(2).ETag(), tree.Int(3).ETag()
+	obj, err := tree.ParseBody([]byte(`{"a":1}`), tree.MaxDepth)
 	if err != nil {
 		t.Fatal(err)
 	}

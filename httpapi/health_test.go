@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestReadyz checks /readyz against the database's readiness and draining.
@@ -22,7 +23,9 @@ func TestReadyz(t *testing.T) {
 			}
 			return nil
 		},
-		read: func(context.Context, fsm.Read) (fsm.ReadResult, error) { return fsm.ReadResult{Value: fsm.Int(7)}, nil },
+		read: func(context.Context, fsm.Read) (fsm.ReadResult, error) {
+			return fsm.ReadResult{Value: tree.Int(7)}, nil
+		},
 	}
 	h := newHarness(t, db, nil)
 	check := func(what string, status int, body string) {
@@ -157,7 +160,7 @@ func TestCORSAndCommonHeaders(t *testing.T) {
 	for _, rq := range []req{
 		{method: "GET", path: "/a.json"},
 		{method: "GET", path: "/a.json?print=silent"},
-		{method: "GET", path: "/a.json", headers: map[string]string{"If-None-Match": fsm.Int(1).ETag()}},
+		{method: "GET", path: "/a.json", headers: map[string]string{"If-None-Match": tree.Int(1).ETag()}},
 		{method: "PUT", path: "/a.json", body: str(`{`)},
 		{method: "GET", path: "/a.json", anon: true},
 		{method: "GET", path: "/nope"},

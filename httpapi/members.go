@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Admin is the cluster administration behind the members endpoints;
@@ -91,7 +91,7 @@ func (s *Server) removeMember(admin Admin) gin.HandlerFunc {
 			return
 		}
 		if id == "" {
-			s.writeError(c, fsm.Public(fsm.ErrBadRequest, "Missing member id: DELETE /members?id=<node id>"))
+			s.writeError(c, tree.Public(tree.ErrBadRequest, "Missing member id: DELETE /members?id=<node id>"))
 			return
 		}
 		if err := admin.RemoveMember(c.Request.Context(), id); err != nil {

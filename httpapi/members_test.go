@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // fakeAdmin records removals; removing "alive" fails as the cluster does.
@@ -25,7 +26,7 @@ func (a *fakeAdmin) Members(context.Context) (any, error) {
 
 func (a *fakeAdmin) RemoveMember(_ context.Context, id string) error {
 	if id == "alive" {
-		return fsm.Public(fsm.ErrBadRequest, `Member "alive" is alive; stop it before removing it`)
+		return tree.Public(tree.ErrBadRequest, `Member "alive" is alive; stop it before removing it`)
 	}
 	if id == "noleader" {
 		return fmt.Errorf("remove member: %w", fsm.ErrNoLeader)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // options are a data request's query parameters (SPEC §3), checked.
@@ -24,7 +24,7 @@ type options struct {
 	timeout        time.Duration // 0: none given
 	writeLimit     int64
 	linearizable   bool
-	query          *fsm.Query // nil: no orderBy-family parameter
+	query          *tree.Query // nil: no orderBy-family parameter
 }
 
 // paramKind says which requests a known parameter applies to.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestQueryParameters checks the parameters of SPEC §3 other than the
@@ -92,13 +93,13 @@ func TestQueryParameters(t *testing.T) {
 		{name: "timeout negative", req: req{method: "GET", path: "/d/c.json?timeout=-1s"}, status: 400, body: errBody(msgTimeout)},
 		// writeSizeLimit
 		{name: "tiny limit, big body", req: req{method: "PUT", path: "/big.json?writeSizeLimit=tiny", body: str(big)},
-			status: 413, body: errBody(fsm.MsgWriteTooBig), tree: `{"d":{"a":{"b":1},"c":"x"}}`},
+			status: 413, body: errBody(tree.MsgWriteTooBig), tree: `{"d":{"a":{"b":1},"c":"x"}}`},
 		{name: "small limit, big body", req: req{method: "PUT", path: "/big.json?writeSizeLimit=small", body: str(big)},
 			status: 200, body: big},
 		{name: "tiny limit, big delete", req: req{method: "DELETE", path: "/big.json?writeSizeLimit=tiny"},
-			status: 413, body: errBody(fsm.MsgWriteTooBig)},
+			status: 413, body: errBody(tree.MsgWriteTooBig)},
 		{name: "tiny limit, big PATCH delete", req: req{method: "PATCH", path: "/.json?writeSizeLimit=tiny", body: str(`{"big":null}`)},
-			status: 413, body: errBody(fsm.MsgWriteTooBig)},
+			status: 413, body: errBody(tree.MsgWriteTooBig)},
 		{name: "unlimited delete", req: req{method: "DELETE", path: "/big.json?writeSizeLimit=unlimited"}, status: 200, body: "null",
 			tree: `{"d":{"a":{"b":1},"c":"x"}}`},
 		{name: "bad limit", req: req{method: "PUT", path: "/big.json?writeSizeLimit=huge", body: str(`1`)}, status: 400,
@@ -119,7 +120,7 @@ func TestQueryParameters(t *testing.T) {
 			body: errBody("auth_variable_override must be a JSON object or null")},
 		// a stream's query is checked like a GET's (streamquery_test.go has the served ones)
 		{name: "streaming with a refused query", req: req{method: "GET", path: `/d.json?shallow=true&orderBy="$key"`, headers: map[string]string{"Accept": "text/event-stream"}},
-			status: 400, body: errBody(fsm.MsgShallowMix)},
+			status: 400, body: errBody(MsgShallowMix)},
 		{name: "rules", req: req{method: "GET", path: "/.settings/rules.json"}, status: 200,
 			body: "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}"},
 		{name: "rules put", req: req{method: "PUT", path: "//.settings/rules.json", body: str(`{"rules":{}}`)}, status: 200,
@@ -142,7 +143,7 @@ func TestWriteCommands(t *testing.T) {
 	})
 	h.do(req{method: "POST", path: "/p.json?writeSizeLimit=large", body: str(` {"a" : 1} `)})
 	c := h.fsm.lastCommand(t)
-	want := fsm.Command{Kind: fsm.CmdPush, Path: fsm.Path{"p"}, Body: []byte(` {"a" : 1} `), Now: testNow.UnixMilli(),
+	want := fsm.Command{Kind: fsm.CmdPush, Path: tree.Path{"p"}, Body: []byte(` {"a" : 1} `), Now: testNow.UnixMilli(),
 		WriteLimit: 64 << 20}
 	for i := range want.Rand {
 		want.Rand[i] = 63
@@ -155,16 +156,16 @@ func TestWriteCommands(t *testing.T) {
 		want fsm.Command
 	}{
 		{req{method: "PUT", path: "/a/b.json", body: str(`[1]`), headers: map[string]string{"If-Match": "abc"}},
-			fsm.Command{Kind: fsm.CmdSet, Path: fsm.Path{"a", "b"}, Body: []byte(`[1]`), IfMatch: "abc", HasIfMatch: true,
+			fsm.Command{Kind: fsm.CmdSet, Path: tree.Path{"a", "b"}, Body: []byte(`[1]`), IfMatch: "abc", HasIfMatch: true,
 				Now: testNow.UnixMilli(), WriteLimit: 1 << 20}},
 		{req{method: "PATCH", path: "/a.json?writeSizeLimit=tiny", body: str(`{"b/c":1}`)},
-			fsm.Command{Kind: fsm.CmdUpdate, Path: fsm.Path{"a"}, Body: []byte(`{"b/c":1}`), Now: testNow.UnixMilli(), WriteLimit: 64 << 10}},
+			fsm.Command{Kind: fsm.CmdUpdate, Path: tree.Path{"a"}, Body: []byte(`{"b/c":1}`), Now: testNow.UnixMilli(), WriteLimit: 64 << 10}},
 		{req{method: "PATCH", path: "/a.json", body: str(" null ")},
-			fsm.Command{Kind: fsm.CmdSet, Path: fsm.Path{"a"}, Now: testNow.UnixMilli(), WriteLimit: 1 << 20}},
+			fsm.Command{Kind: fsm.CmdSet, Path: tree.Path{"a"}, Now: testNow.UnixMilli(), WriteLimit: 1 << 20}},
 		{req{method: "DELETE", path: "/a.json?writeSizeLimit=medium", body: str(`ignored`)},
-			fsm.Command{Kind: fsm.CmdSet, Path: fsm.Path{"a"}, Now: testNow.UnixMilli(), WriteLimit: 16 << 20}},
+			fsm.Command{Kind: fsm.CmdSet, Path: tree.Path{"a"}, Now: testNow.UnixMilli(), WriteLimit: 16 << 20}},
 		{req{method: "PUT", path: "/a/.priority.json", body: str(`2`)},
-			fsm.Command{Kind: fsm.CmdSet, Path: fsm.Path{"a", ".priority"}, Body: []byte(`2`), Now: testNow.UnixMilli(), WriteLimit: 1 << 20}},
+			fsm.Command{Kind: fsm.CmdSet, Path: tree.Path{"a", ".priority"}, Body: []byte(`2`), Now: testNow.UnixMilli(), WriteLimit: 1 << 20}},
 	}
 	for _, ck := range checks {
 		h.do(ck.r)
@@ -192,7 +193,7 @@ func TestReadConsistency(t *testing.T) {
 			mu.Lock()
 			got = r
 			mu.Unlock()
-			return fsm.ReadResult{Value: fsm.Int(1)}, nil
+			return fsm.ReadResult{Value: tree.Int(1)}, nil
 		}}
 		h := newHarness(t, db, func(c *Config) { c.DefaultConsistency = tc.def })
 		path := "/a/b.json"

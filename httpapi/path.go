@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // parsePath parses the path part of a request URL in its escaped form (for
@@ -12,7 +12,7 @@ import (
 // segments are dropped, each segment is percent-decoded as UTF-8 ('+'
 // stays a plus), and fsm.NewPath checks the keys. A final ".priority"
 // segment is kept, so that the caller can address a node's priority.
-func parsePath(escaped string) (fsm.Path, error) {
+func parsePath(escaped string) (tree.Path, error) {
 	var keys []string
 	for _, seg := range strings.Split(escaped, "/") {
 		if seg == "" {
@@ -20,11 +20,11 @@ func parsePath(escaped string) (fsm.Path, error) {
 		}
 		key, err := url.PathUnescape(seg)
 		if err != nil {
-			return nil, fsm.Public(fsm.ErrInvalidPath, fsm.MsgInvalidToken)
+			return nil, tree.Public(tree.ErrInvalidPath, tree.MsgInvalidToken)
 		}
 		if key != "" {
 			keys = append(keys, key)
 		}
 	}
-	return fsm.NewPath(keys)
+	return tree.NewPath(keys)
 }

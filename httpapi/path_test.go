@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 func TestParsePath(t *testing.T) {
-	deep := strings.Repeat("/a", fsm.MaxDepth)
+	deep := strings.Repeat("/a", tree.MaxDepth)
 	for _, tt := range []struct {
 		in   string
 		want string // the path's String form, or the error message
@@ -21,18 +21,18 @@ func TestParsePath(t *testing.T) {
 		{"/a/.priority", "/a/.priority"},
 		{deep, deep},
 		{deep + "/.priority", deep + "/.priority"},
-		{deep + "/b", fsm.MsgPathTooLong},
-		{"/" + strings.Repeat("k", fsm.MaxKeyBytes+1), fsm.MsgPathTooLong},
-		{"/a.b", fsm.MsgInvalidToken},
-		{"/a/.priority/b", fsm.MsgInvalidToken},
-		{"/a%2Fb", fsm.MsgInvalidToken},
-		{"/%zz", fsm.MsgInvalidToken},
-		{"/%FF", fsm.MsgInvalidToken},
+		{deep + "/b", tree.MsgPathTooLong},
+		{"/" + strings.Repeat("k", tree.MaxKeyBytes+1), tree.MsgPathTooLong},
+		{"/a.b", tree.MsgInvalidToken},
+		{"/a/.priority/b", tree.MsgInvalidToken},
+		{"/a%2Fb", tree.MsgInvalidToken},
+		{"/%zz", tree.MsgInvalidToken},
+		{"/%FF", tree.MsgInvalidToken},
 	} {
 		p, err := parsePath(tt.in)
 		got := p.String()
 		if err != nil {
-			var pe *fsm.PublicError
+			var pe *tree.PublicError
 			if !errors.As(err, &pe) {
 				t.Fatalf("parsePath(%q): %v is not a public error", tt.in, err)
 			}
@@ -53,7 +53,7 @@ func FuzzParsePath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := parsePath(s)
-		var pe *fsm.PublicError
+		var pe *tree.PublicError
 		if err != nil && !errors.As(err, &pe) {
 			t.Fatalf("parsePath(%q): %v (%T) is not a public error", s, err, err)
 		}
@@ -64,11 +64,11 @@ func FuzzParsePath(f *testing.F) {
 		if p.IsPriority() {
 			keys = p[:len(p)-1]
 		}
-		if len(keys) > fsm.MaxDepth {
+		if len(keys) > tree.MaxDepth {
 			t.Fatalf("parsePath(%q) has %d keys", s, len(keys))
 		}
 		for _, k := range keys {
-			if !fsm.ValidKey(k) {
+			if !tree.ValidKey(k) {
 				t.Fatalf("parsePath(%q) kept bad key %q", s, k)
 			}
 		}

@@ -9,17 +9,18 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// This file connects the query engine (fsm.ParseQuery, fsm.Query.EvalWith) to
-// GET requests: orderBy, ranges, limits and shallow paging (SPEC §3).
+// This file connects the query engine (the parameters' text parsed by
+// queryparams.go, evaluated by tree.Query.EvalWith) to GET requests:
+// orderBy, ranges, limits and shallow paging (SPEC §3).
 
 // parseQuery parses the query parameters of v (already percent-decoded by
 // parseQueryString, so a `5,"k"` tie-breaker arrives split-ready). It
 // returns nil when v has no orderBy-family parameter. shallow is the
 // checked shallow=true, under which limits and ranges page in key order.
-func parseQuery(v url.Values, shallow bool) (*fsm.Query, error) {
+func parseQuery(v url.Values, shallow bool) (*tree.Query, error) {
 	params := make(map[string]string, len(v))
 	for name, values := range v {
 		params[name] = values[0] // parseOptions refused repeated names
@@ -28,7 +29,7 @@ func parseQuery(v url.Values, shallow bool) (*fsm.Query, error) {
 	if shallow {
 		params["shallow"] = "true"
 	}
-	q, err := fsm.ParseQuery(params)
+	q, err := parseQueryParams(params)
 	if err != nil {
 		return nil, fmt.Errorf("query parameters: %w", err)
 	}
@@ -84,12 +85,12 @@ func (s *Server) getQuery(c *gin.Context, rq *request) {
 		return
 	}
 	var size int64
-	res.Each(func(_ string, child *fsm.Node) bool {
+	res.Each(func(_ string, child *tree.Node) bool {
 		size += renderSize(child, rq.opts.pretty)
 		return true
 	})
-	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
-	s.sendAnswer(c, rq.opts, size, func(dst []byte, limit int, spill fsm.Spill) ([]byte, error) {
-		return fsm.AppendQueryResultSpilling(dst, res, o, limit, spill)
+	o := tree.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
+	s.sendAnswer(c, rq.opts, size, func(dst []byte, limit int, spill tree.Spill) ([]byte, error) {
+		return tree.AppendQueryResultSpilling(dst, res, o, limit, spill)
 	})
 }

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// queryFixture is fsm/testdata/dinosaurs.json, the query conformance
-// fixture shared with the fsm and end-to-end tests.
+// queryFixture is testdata/dinosaurs.json, the query conformance
+// fixture shared with the end-to-end tests.
 type queryFixture struct {
 	Data  json.RawMessage `json:"data"`
 	Cases []struct {
@@ -26,9 +27,9 @@ type queryFixture struct {
 	} `json:"cases"`
 }
 
-func loadQueryFixture(t *testing.T) queryFixture {
+func loadQueryFixture(t testing.TB) queryFixture {
 	t.Helper()
-	raw, err := os.ReadFile("../fsm/testdata/dinosaurs.json")
+	raw, err := os.ReadFile("testdata/dinosaurs.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +121,9 @@ func TestQueryResponses(t *testing.T) {
 		{name: "repeated orderBy", req: req{method: "GET", path: `/s.json?orderBy=%22a%22&orderBy=%22b%22`}, status: 400,
 			body: errBody("Query parameter orderBy may be given only once")},
 		{name: "shallow=false is no shallow", req: req{method: "GET", path: `/s.json?shallow=false&limitToFirst=1`}, status: 400,
-			body: errBody(fsm.MsgOrderByRequired)},
+			body: errBody(MsgOrderByRequired)},
 		{name: "streaming first", req: req{method: "GET", path: `/s.json?orderBy=5`, headers: map[string]string{"Accept": "text/event-stream"}},
-			status: 400, body: errBody(fsm.MsgOrderByJSON)},
+			status: 400, body: errBody(MsgOrderByJSON)},
 	})
 }
 
@@ -181,7 +182,7 @@ func TestQueryTimeout(t *testing.T) {
 		fmt.Fprintf(&sb, `"k%05d":{"v":%d}`, i, i)
 	}
 	sb.WriteByte('}')
-	big, err := fsm.ParseBody([]byte(sb.String()), fsm.MaxDepth)
+	big, err := tree.ParseBody([]byte(sb.String()), tree.MaxDepth)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // errReadTimeout is a read that did not finish within ?timeout= (SPEC §3).
@@ -50,18 +51,18 @@ func (s *Server) get(c *gin.Context, rq *request) {
 	} else if rq.wantETag {
 		c.Header("ETag", etag)
 	}
-	o := fsm.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
+	o := tree.RenderOptions{Pretty: rq.opts.pretty, Export: rq.opts.export}
 	if rq.opts.shallow {
-		sendData(c, rq.opts, http.StatusOK, fsm.AppendShallow(nil, n, o))
+		sendData(c, rq.opts, http.StatusOK, tree.AppendShallow(nil, n, o))
 		return
 	}
-	s.sendAnswer(c, rq.opts, renderSize(n, o.Pretty), func(dst []byte, limit int, spill fsm.Spill) ([]byte, error) {
-		return fsm.AppendJSONSpilling(dst, n, o, limit, spill)
+	s.sendAnswer(c, rq.opts, renderSize(n, o.Pretty), func(dst []byte, limit int, spill tree.Spill) ([]byte, error) {
+		return tree.AppendJSONSpilling(dst, n, o, limit, spill)
 	})
 }
 
 // read fetches the node at the request's path (readState).
-func (s *Server) read(ctx context.Context, rq *request) (*fsm.Node, error) {
+func (s *Server) read(ctx context.Context, rq *request) (*tree.Node, error) {
 	res, err := s.readState(ctx, rq)
 	return res.Value, err
 }

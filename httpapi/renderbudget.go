@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Large answers are rendered straight to the client in pieces of
@@ -55,9 +55,9 @@ func newRenderBudget(total int64) renderBudget {
 }
 
 // answerRenderer renders an answer into dst, calling spill whenever dst
-// holds limit bytes or more (fsm.AppendJSONSpilling's contract); with a
+// holds limit bytes or more (tree.AppendJSONSpilling's contract); with a
 // nil spill it renders everything into dst.
-type answerRenderer func(dst []byte, limit int, spill fsm.Spill) ([]byte, error)
+type answerRenderer func(dst []byte, limit int, spill tree.Spill) ([]byte, error)
 
 // chunkBuffers are the buffers large answers are rendered through.
 var chunkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, answerChunk+answerChunk/4); return &b }}
@@ -143,7 +143,7 @@ func (s *Server) sendAnswer(c *gin.Context, o *options, size int64, render answe
 }
 
 // renderSize estimates the bytes of n's answer.
-func renderSize(n *fsm.Node, pretty bool) int64 {
+func renderSize(n *tree.Node, pretty bool) int64 {
 	size := n.Size()
 	if pretty {
 		size *= 2 // indentation

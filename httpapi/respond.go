@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Content types of responses.
@@ -42,12 +42,12 @@ func send(c *gin.Context, status int, contentType string, body []byte) {
 }
 
 // renderOptions returns how JSON for this request is rendered.
-func renderOptions(c *gin.Context) fsm.RenderOptions {
+func renderOptions(c *gin.Context) tree.RenderOptions {
 	if v, ok := c.Get(optionsKey); ok {
 		o := v.(*options)
-		return fsm.RenderOptions{Pretty: o.pretty, Export: o.export}
+		return tree.RenderOptions{Pretty: o.pretty, Export: o.export}
 	}
-	return fsm.RenderOptions{}
+	return tree.RenderOptions{}
 }
 
 // sendData writes a successful data response: 204 for print=silent, the

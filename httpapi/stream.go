@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // errStreamsClosed refuses a stream on a node that is shutting down.
@@ -297,7 +298,7 @@ func (l *streamLoop) allowed() bool {
 // cancel ends the stream of a reader the rules no longer allow.
 func (l *streamLoop) cancel() {
 	l.s.metrics.streamsDropped.Inc()
-	_ = l.write(0, cancelFrame(fsm.MsgPermission))
+	_ = l.write(0, cancelFrame(tree.MsgPermission))
 }
 
 // cancelFrame is `event: cancel` with reason as a JSON string.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // sseStream is an open stream read with a strict SSE parser: every frame
@@ -145,7 +146,7 @@ func TestStreamSlowSubscriberIsCancelled(t *testing.T) {
 	h := newHarness(t, nil, func(c *Config) { c.StreamBufferBytes = 64 })
 	s := openStream(t, h, "/x.json")
 	s.want(`put {"path":"/","data":null}`)
-	sub, _ := h.s.hub.subscribe(fsm.Path{"x"}, 64) // never read: falls behind
+	sub, _ := h.s.hub.subscribe(tree.Path{"x"}, 64) // never read: falls behind
 	h.do(req{method: "PUT", path: "/x.json", body: str(`"` + strings.Repeat("y", 100) + `"`)})
 	select {
 	case <-sub.done:
@@ -290,15 +291,15 @@ func TestStreamResume(t *testing.T) {
 // gives the same frames as the trie's fan-out, for streams at, above,
 // below and beside random writes.
 func TestFramesForMatchesDeliver(t *testing.T) {
-	paths := []fsm.Path{nil, {"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "x"}, {"z"}}
-	val, _ := fsm.ParseBody([]byte(`{"b":{"c":1,"d":2},"x":true}`), 32)
-	fields, _ := fsm.ParseUpdate([]byte(`{"b/c":5,"x":null,"y/z":"w"}`), 32)
+	paths := []tree.Path{nil, {"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "x"}, {"z"}}
+	val, _ := tree.ParseBody([]byte(`{"b":{"c":1,"d":2},"x":true}`), 32)
+	fields, _ := tree.ParseUpdate([]byte(`{"b/c":5,"x":null,"y/z":"w"}`), 32)
 	events := []fsm.Event{
-		{Index: 1, Kind: fsm.EventPut, Path: fsm.Path{"a"}, Value: val},
+		{Index: 1, Kind: fsm.EventPut, Path: tree.Path{"a"}, Value: val},
 		{Index: 2, Kind: fsm.EventPut, Path: nil, Value: val},
-		{Index: 3, Kind: fsm.EventPatch, Path: fsm.Path{"a"}, Fields: fields},
-		{Index: 4, Kind: fsm.EventPatch, Path: nil, Fields: []fsm.Field{{Path: fsm.Path{"a", "b"}, Value: val}}},
-		{Index: 5, Kind: fsm.EventPut, Path: fsm.Path{"a", "b", "c", "q"}, Value: nil},
+		{Index: 3, Kind: fsm.EventPatch, Path: tree.Path{"a"}, Fields: fields},
+		{Index: 4, Kind: fsm.EventPatch, Path: nil, Fields: []tree.Field{{Path: tree.Path{"a", "b"}, Value: val}}},
+		{Index: 5, Kind: fsm.EventPut, Path: tree.Path{"a", "b", "c", "q"}, Value: nil},
 	}
 	for _, p := range paths {
 		var h hub
@@ -325,7 +326,7 @@ func TestFramesForMatchesDeliver(t *testing.T) {
 func TestHistoryIsBounded(t *testing.T) {
 	var r history
 	for i := range historyEvents + 10 {
-		r.add(fsm.Event{Index: uint64(i + 1), Kind: fsm.EventPut, Value: fsm.Int(1)})
+		r.add(fsm.Event{Index: uint64(i + 1), Kind: fsm.EventPut, Value: tree.Int(1)})
 	}
 	if r.n != historyEvents {
 		t.Fatalf("%d events kept", r.n)
@@ -336,7 +337,7 @@ func TestHistoryIsBounded(t *testing.T) {
 	if got, ok := r.since(10); !ok || len(got) != historyEvents {
 		t.Fatalf("resume from the oldest kept: %d events, %v", len(got), ok)
 	}
-	big := fsm.String(strings.Repeat("x", historyBytes/3))
+	big := tree.String(strings.Repeat("x", historyBytes/3))
 	for i := range 5 {
 		r.add(fsm.Event{Index: uint64(historyEvents + 11 + i), Kind: fsm.EventPut, Value: big})
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // The stream hub (SPEC §5): change events of the applied log, in commit
@@ -22,7 +23,7 @@ type frame struct {
 
 // subscriber is one open stream.
 type subscriber struct {
-	path   fsm.Path
+	path   tree.Path
 	budget int // bytes of queued frames allowed
 
 	mu       sync.Mutex
@@ -99,19 +100,19 @@ type hub struct {
 // subscribeSince registers a stream at path and returns the recent events
 // after index, atomically with the registration so that none is missed or
 // sent twice; ok is false when the history does not reach back to index.
-func (h *hub) subscribeSince(path fsm.Path, budget int, index uint64) (s *subscriber, missed []fsm.Event, ok, open bool) {
+func (h *hub) subscribeSince(path tree.Path, budget int, index uint64) (s *subscriber, missed []fsm.Event, ok, open bool) {
 	s, open = h.subscribeLocked(path, budget, func() { missed, ok = h.recent.since(index) })
 	return s, missed, ok, open
 }
 
 // subscribe registers a stream at path; budget bounds its queue.
-func (h *hub) subscribe(path fsm.Path, budget int) (*subscriber, bool) {
+func (h *hub) subscribe(path tree.Path, budget int) (*subscriber, bool) {
 	return h.subscribeLocked(path, budget, nil)
 }
 
 // subscribeLocked registers a stream at path and runs also (if any) under
 // the same lock.
-func (h *hub) subscribeLocked(path fsm.Path, budget int, also func()) (*subscriber, bool) {
+func (h *hub) subscribeLocked(path tree.Path, budget int, also func()) (*subscriber, bool) {
 	s := &subscriber{path: path, budget: budget, wake: make(chan struct{}, 1), recheck: make(chan struct{}, 1), done: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -145,8 +146,8 @@ func (h *hub) subscribeLocked(path fsm.Path, budget int, also func()) (*subscrib
 func (h *hub) unsubscribe(s *subscriber) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var remove func(n *trieNode, p fsm.Path) bool
-	remove = func(n *trieNode, p fsm.Path) bool {
+	var remove func(n *trieNode, p tree.Path) bool
+	remove = func(n *trieNode, p tree.Path) bool {
 		if len(p) == 0 {
 			if _, ok := n.subs[s]; ok {
 				delete(n.subs, s)
@@ -229,7 +230,7 @@ func (h *hub) deliver(e *fsm.Event) {
 	switch e.Kind {
 	case fsm.EventPut:
 		for k, c := range n.children {
-			deliverBelow(c, fsm.Path{k}, e.Index, e.Value)
+			deliverBelow(c, tree.Path{k}, e.Index, e.Value)
 		}
 	case fsm.EventPatch:
 		for _, f := range e.Fields {
@@ -242,7 +243,7 @@ func (h *hub) deliver(e *fsm.Event) {
 // below the PATCH's location: those between it and the field's path get
 // a put at the field's path relative to theirs; those at or below the
 // field's path get their location's new value.
-func deliverPatchField(n *trieNode, f fsm.Field, index uint64) {
+func deliverPatchField(n *trieNode, f tree.Field, index uint64) {
 	for i, k := range f.Path {
 		if n = n.children[k]; n == nil {
 			return
@@ -259,7 +260,7 @@ func deliverPatchField(n *trieNode, f fsm.Field, index uint64) {
 
 // deliverBelow sends every subscriber in n's subtree (n is rel below the
 // changed location, whose new value is v) a put at its root.
-func deliverBelow(n *trieNode, rel fsm.Path, index uint64, v *fsm.Node) {
+func deliverBelow(n *trieNode, rel tree.Path, index uint64, v *tree.Node) {
 	if len(n.subs) > 0 {
 		pushAll(n, frame{index: index, data: putFrame(nil, v.Get(rel))})
 	}
@@ -277,7 +278,7 @@ func pushAll(n *trieNode, f frame) {
 }
 
 // eventFrame renders e for a subscriber rel above the change.
-func eventFrame(e *fsm.Event, rel fsm.Path) []byte {
+func eventFrame(e *fsm.Event, rel tree.Path) []byte {
 	if e.Kind == fsm.EventPatch {
 		return patchFrame(rel, e.Fields)
 	}
@@ -285,20 +286,20 @@ func eventFrame(e *fsm.Event, rel fsm.Path) []byte {
 }
 
 // putFrame is `event: put` with {"path": rel, "data": v}.
-func putFrame(rel fsm.Path, v *fsm.Node) []byte {
+func putFrame(rel tree.Path, v *tree.Node) []byte {
 	b := append([]byte("event: put\ndata: {\"path\":"), pathJSON(rel)...)
 	b = append(b, `,"data":`...)
-	b = fsm.AppendJSON(b, v, fsm.RenderOptions{})
+	b = tree.AppendJSON(b, v, tree.RenderOptions{})
 	return append(b, "}\n\n"...)
 }
 
 // patchFrame is `event: patch` with the fields as a multi-path object.
-func patchFrame(rel fsm.Path, fields []fsm.Field) []byte {
+func patchFrame(rel tree.Path, fields []tree.Field) []byte {
 	b := append([]byte("event: patch\ndata: {\"path\":"), pathJSON(rel)...)
 	b = append(b, `,"data":`...)
-	b = fsm.AppendFields(b, fields, fsm.RenderOptions{})
+	b = tree.AppendFields(b, fields, tree.RenderOptions{})
 	return append(b, "}\n\n"...)
 }
 
 // pathJSON renders a relative path as a JSON string ("/" for none).
-func pathJSON(p fsm.Path) []byte { return jsonStringBytes(p.String()) }
+func pathJSON(p tree.Path) []byte { return jsonStringBytes(p.String()) }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Query parameters on a stream (SPEC §5): a stream with orderBy, a limit, a
@@ -68,9 +69,9 @@ const queryCaptureCost = 4 << 10
 
 // queryStream is the state of one stream with query parameters.
 type queryStream struct {
-	path    fsm.Path    // the request's path (may end in .priority)
-	loc     fsm.Path    // the node watched: path without a final .priority
-	query   *fsm.Query  // nil: shallow=true alone
+	path    tree.Path   // the request's path (may end in .priority)
+	loc     tree.Path   // the node watched: path without a final .priority
+	query   *tree.Query // nil: shallow=true alone
 	shallow bool        // children are sent as true
 	sub     *subscriber // its hub subscription
 	budget  int64       // bytes of pending captures allowed
@@ -86,7 +87,7 @@ type queryStream struct {
 // of entries that changed it.
 type queryCapture struct {
 	index   uint64 // the last entry of the batch that concerned the location
-	value   *fsm.Node
+	value   *tree.Node
 	indexes *fsm.IndexSet
 }
 
@@ -124,14 +125,14 @@ func (qs *queryStream) start(ctx context.Context, res fsm.ReadResult, strictInde
 
 // window evaluates the stream's query on v, the location's value in a
 // state whose indexes are ixs, as getQuery does for a GET.
-func (qs *queryStream) window(ctx context.Context, v *fsm.Node, ixs *fsm.IndexSet) (queryWindow, error) {
+func (qs *queryStream) window(ctx context.Context, v *tree.Node, ixs *fsm.IndexSet) (queryWindow, error) {
 	if qs.path.IsPriority() {
 		v = v.Priority() // a priority has no children: nothing to index
 	}
-	w := queryWindow{nodes: map[string]*fsm.Node{}}
+	w := queryWindow{nodes: map[string]*tree.Node{}}
 	if qs.query == nil {
 		w.node = v
-		v.Each(func(k string, c *fsm.Node) bool {
+		v.Each(func(k string, c *tree.Node) bool {
 			w.keys = append(w.keys, k)
 			w.nodes[k] = c
 			return true
@@ -142,7 +143,7 @@ func (qs *queryStream) window(ctx context.Context, v *fsm.Node, ixs *fsm.IndexSe
 			return queryWindow{}, err
 		}
 		w.res, w.isQuery = res, true
-		res.Each(func(k string, c *fsm.Node) bool {
+		res.Each(func(k string, c *tree.Node) bool {
 			w.keys = append(w.keys, k)
 			w.nodes[k] = c
 			return true
@@ -208,20 +209,20 @@ func (qs *queryStream) diff(w queryWindow) []byte {
 		}
 		return rawPutFrame(w.body())
 	}
-	var fields []fsm.Field
+	var fields []tree.Field
 	for _, k := range w.keys {
 		n := w.nodes[k]
 		if o, had := old.nodes[k]; had && (qs.shallow || o.Equal(n)) {
 			continue
 		}
 		if qs.shallow {
-			n = fsm.Bool(true)
+			n = tree.Bool(true)
 		}
-		fields = append(fields, fsm.Field{Path: fsm.Path{k}, Value: n})
+		fields = append(fields, tree.Field{Path: tree.Path{k}, Value: n})
 	}
 	for _, k := range old.keys {
 		if _, kept := w.nodes[k]; !kept {
-			fields = append(fields, fsm.Field{Path: fsm.Path{k}}) // null: it left
+			fields = append(fields, tree.Field{Path: tree.Path{k}}) // null: it left
 		}
 	}
 	if len(fields) == 0 {
@@ -234,20 +235,20 @@ func (qs *queryStream) diff(w queryWindow) []byte {
 // in query order, or, when there are none, the whole answer rendered.
 type queryWindow struct {
 	keys  []string
-	nodes map[string]*fsm.Node
+	nodes map[string]*tree.Node
 	whole []byte // the answer when keys is empty: null or a leaf
 
-	res     fsm.QueryResult // the query's result (isQuery)
+	res     tree.QueryResult // the query's result (isQuery)
 	isQuery bool
-	node    *fsm.Node // the location, for shallow=true alone
+	node    *tree.Node // the location, for shallow=true alone
 }
 
 // body renders the whole window as a GET with the same query answers it.
 func (w *queryWindow) body() []byte {
 	if w.isQuery {
-		return fsm.AppendQueryResult(nil, w.res, fsm.RenderOptions{})
+		return tree.AppendQueryResult(nil, w.res, tree.RenderOptions{})
 	}
-	return fsm.AppendShallow(nil, w.node, fsm.RenderOptions{})
+	return tree.AppendShallow(nil, w.node, tree.RenderOptions{})
 }
 
 // rawPutFrame is `event: put` at "/" with data already rendered.
@@ -273,7 +274,7 @@ type queryWatches struct {
 }
 
 // pathKey is p as a map key (keys never contain "/").
-func pathKey(p fsm.Path) string { return strings.Join(p, "/") }
+func pathKey(p tree.Path) string { return strings.Join(p, "/") }
 
 // add registers qs.
 func (w *queryWatches) add(qs *queryStream) {
@@ -360,7 +361,7 @@ func (w *queryWatches) concerned(events []fsm.Event) map[*queryStream]*queryTouc
 // patchConcerns reports whether a PATCH's fields change rest, a location
 // below the PATCH's path (rest relative to it): a field at, above or below
 // it.
-func patchConcerns(fields []fsm.Field, rest fsm.Path) bool {
+func patchConcerns(fields []tree.Field, rest tree.Path) bool {
 	for _, f := range fields {
 		if f.Path.HasPrefix(rest) || rest.HasPrefix(f.Path) {
 			return true

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arbordb/arbor/httpapi/ssetest"
-
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
+	"github.com/arbordb/arbor/httpapi/ssetest"
 )
 
 // openStreamAs opens a stream on path with auth as its bearer token ("":
@@ -478,7 +478,7 @@ func TestStreamQueryBatch(t *testing.T) {
 		t.Fatalf("initial frame %q", got)
 	}
 	set := func(path, body string) []byte {
-		p, _ := fsm.SplitPath(path)
+		p, _ := tree.SplitPath(path)
 		c := fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body)}
 		return c.Encode()
 	}
@@ -505,8 +505,8 @@ func TestStreamQueryBatch(t *testing.T) {
 // pile up past its budget is cancelled, as a slow plain stream is.
 func TestStreamQuerySlowIsCancelled(t *testing.T) {
 	var hb hub
-	sub, _ := hb.subscribe(fsm.Path{"l"}, 1<<20)
-	qs := &queryStream{loc: fsm.Path{"l"}, sub: sub, budget: 3 * queryCaptureCost}
+	sub, _ := hb.subscribe(tree.Path{"l"}, 1<<20)
+	qs := &queryStream{loc: tree.Path{"l"}, sub: sub, budget: 3 * queryCaptureCost}
 	for i := range 3 {
 		qs.push(queryCapture{index: uint64(i + 1)}, queryCaptureCost)
 	}
@@ -531,7 +531,7 @@ func TestStreamQuerySlowIsCancelled(t *testing.T) {
 // forgets the removed ones.
 func TestQueryWatches(t *testing.T) {
 	var w queryWatches
-	mk := func(p ...string) *queryStream { return &queryStream{loc: fsm.Path(p)} }
+	mk := func(p ...string) *queryStream { return &queryStream{loc: tree.Path(p)} }
 	root, l, lb, m := mk(), mk("l"), mk("l", "b"), mk("m")
 	for _, qs := range []*queryStream{root, l, lb, m} {
 		w.add(qs)
@@ -550,16 +550,16 @@ func TestQueryWatches(t *testing.T) {
 			t.Errorf("event %v at %s: %q, want %q", e.Kind, e.Path, s, want)
 		}
 	}
-	check(fsm.Event{Index: 1, Kind: fsm.EventPut, Path: fsm.Path{"l", "b", "c"}}, "/ /l /l/b")
-	check(fsm.Event{Index: 2, Kind: fsm.EventPut, Path: fsm.Path{"l"}}, "/ /l /l/b")
+	check(fsm.Event{Index: 1, Kind: fsm.EventPut, Path: tree.Path{"l", "b", "c"}}, "/ /l /l/b")
+	check(fsm.Event{Index: 2, Kind: fsm.EventPut, Path: tree.Path{"l"}}, "/ /l /l/b")
 	check(fsm.Event{Index: 3, Kind: fsm.EventPut, Path: nil}, "/ /l /l/b /m")
-	check(fsm.Event{Index: 4, Kind: fsm.EventPatch, Path: nil, Fields: []fsm.Field{{Path: fsm.Path{"l", "x"}}}}, "/ /l")
-	check(fsm.Event{Index: 5, Kind: fsm.EventPatch, Path: fsm.Path{"l"}, Fields: []fsm.Field{{Path: fsm.Path{"b", "q"}}}}, "/ /l /l/b")
-	check(fsm.Event{Index: 6, Kind: fsm.EventPut, Path: fsm.Path{"lx"}}, "/")
+	check(fsm.Event{Index: 4, Kind: fsm.EventPatch, Path: nil, Fields: []tree.Field{{Path: tree.Path{"l", "x"}}}}, "/ /l")
+	check(fsm.Event{Index: 5, Kind: fsm.EventPatch, Path: tree.Path{"l"}, Fields: []tree.Field{{Path: tree.Path{"b", "q"}}}}, "/ /l /l/b")
+	check(fsm.Event{Index: 6, Kind: fsm.EventPut, Path: tree.Path{"lx"}}, "/")
 	check(fsm.Event{Index: 7, Kind: fsm.EventRules}, "")
 	w.remove(lb)
 	w.remove(root)
-	check(fsm.Event{Index: 8, Kind: fsm.EventPut, Path: fsm.Path{"l", "b"}}, "/l")
+	check(fsm.Event{Index: 8, Kind: fsm.EventPut, Path: tree.Path{"l", "b"}}, "/l")
 	w.remove(l)
 	w.remove(m)
 	if w.n != 0 || len(w.at) != 0 || len(w.below) != 0 {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Resumable streams (SPEC §5, Arbor's own, opt-in): with ?resume=true or a
@@ -105,7 +106,7 @@ func resumeFrom(lastEventID string, resume bool) (uint64, bool, error) {
 
 // framesFor renders event e for one stream at path (the mapping deliver
 // does for every subscriber at once through the trie).
-func framesFor(path fsm.Path, e *fsm.Event) [][]byte {
+func framesFor(path tree.Path, e *fsm.Event) [][]byte {
 	p := e.Path
 	if p.HasPrefix(path) { // at or below the stream's location
 		return [][]byte{eventFrame(e, p[len(path):])}

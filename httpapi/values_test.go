@@ -3,7 +3,7 @@ package httpapi
 import (
 	"testing"
 
-	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestServerValues checks timestamps from the injected clock and atomic
@@ -32,7 +32,7 @@ func TestServerValues(t *testing.T) {
 		{name: "read push", req: req{method: "GET", path: "/log.json"}, status: 200,
 			body: `{"` + pushKey(testNow.UnixMilli(), [12]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}) + `":{"at":1700000000000}}`},
 		{name: "unknown server value", req: req{method: "PUT", path: "/t.json", body: str(`{".sv":"now"}`)},
-			status: 400, body: errBody(fsm.MsgUnknownSV)},
+			status: 400, body: errBody(tree.MsgUnknownSV)},
 		{name: "integers and doubles kept", req: req{method: "PUT", path: "/num.json", body: str(`[5,5.5,5.0,-0.25]`)},
 			status: 200, body: `[5,5.5,5.0,-0.25]`},
 	})
@@ -79,7 +79,7 @@ func TestPriorities(t *testing.T) {
 		{name: "export after", req: req{method: "GET", path: "/p.json?format=export"}, status: 200,
 			body: `{".priority":"high","a":1}`},
 		{name: "priority etag", req: req{method: "GET", path: "/p/.priority.json", headers: map[string]string{"X-Firebase-ETag": "true"}},
-			status: 200, body: `"high"`, header: map[string]string{"ETag": fsm.String("high").ETag()}},
+			status: 200, body: `"high"`, header: map[string]string{"ETag": tree.String("high").ETag()}},
 		{name: "leaf with priority", req: req{method: "PUT", path: "/leaf.json", body: str(`{".value":"x",".priority":1.5}`)},
 			status: 200, body: `"x"`},
 		{name: "leaf export", req: req{method: "GET", path: "/leaf.json?format=export"}, status: 200,
@@ -88,9 +88,9 @@ func TestPriorities(t *testing.T) {
 		{name: "gone", req: req{method: "GET", path: "/p.json?format=export"}, status: 200, body: `{"a":1}`},
 		{name: "absent priority", req: req{method: "GET", path: "/none/.priority.json"}, status: 200, body: "null"},
 		{name: "post to a priority", req: req{method: "POST", path: "/p/.priority.json", body: str(`1`)},
-			status: 400, body: errBody(fsm.MsgInvalidToken)},
+			status: 400, body: errBody(tree.MsgInvalidToken)},
 		{name: "patch a priority", req: req{method: "PATCH", path: "/p/.priority.json", body: str(`{"a":1}`)},
-			status: 400, body: errBody(fsm.MsgInvalidToken)},
+			status: 400, body: errBody(tree.MsgInvalidToken)},
 		{name: "object priority", req: req{method: "PUT", path: "/p/.priority.json", body: str(`{"a":1}`)},
 			status: 400, tree: `{"leaf":"x","p":{"a":1}}`,
 			body: errBody("Invalid data; a priority must be a string, a number or null")},

@@ -12,15 +12,16 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 var (
-	errMissingData   = fsm.Public(fsm.ErrBadRequest, fsm.MsgMissingData)
-	errWriteTooBig   = fsm.Public(fsm.ErrTooLarge, fsm.MsgWriteTooBig)
+	errMissingData   = tree.Public(tree.ErrBadRequest, tree.MsgMissingData)
+	errWriteTooBig   = tree.Public(tree.ErrTooLarge, tree.MsgWriteTooBig)
 	errSilentIfMatch = badRequest("print=silent cannot be combined with if-match")
 	// A priority is a leaf: only PUT and DELETE address it.
-	errPriorityPath = fsm.Public(fsm.ErrInvalidPath, fsm.MsgInvalidToken)
-	errPushTooDeep  = fsm.Public(fsm.ErrInvalidPath, fsm.MsgPathTooLong)
+	errPriorityPath = tree.Public(tree.ErrInvalidPath, tree.MsgInvalidToken)
+	errPushTooDeep  = tree.Public(tree.ErrInvalidPath, tree.MsgPathTooLong)
 )
 
 // write serves PUT, POST, PATCH and DELETE (SPEC §2, §4). The body is
@@ -94,7 +95,7 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 	if rq.path.IsPriority() && (rq.method == http.MethodPost || rq.method == http.MethodPatch) {
 		return cmd, errPriorityPath
 	}
-	if rq.method == http.MethodPost && len(rq.path) >= fsm.MaxDepth {
+	if rq.method == http.MethodPost && len(rq.path) >= tree.MaxDepth {
 		return cmd, errPushTooDeep // the push key would be key MaxDepth+1
 	}
 	if rq.method == http.MethodDelete {
@@ -106,16 +107,16 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 		return cmd, err
 	}
 	// A body may nest at most MaxDepth levels below the root (SPEC §1).
-	depth := fsm.MaxDepth - len(rq.nodePath())
+	depth := tree.MaxDepth - len(rq.nodePath())
 	switch rq.method {
 	case http.MethodPut:
-		v, err := fsm.ParseBody(body, depth)
+		v, err := tree.ParseBody(body, depth)
 		if err != nil {
 			return cmd, fmt.Errorf("PUT body: %w", err)
 		}
 		cmd.Kind, cmd.Body, cmd.Value = fsm.CmdSet, body, v
 	case http.MethodPost:
-		v, err := fsm.ParseBody(body, depth-1) // the push key adds a level
+		v, err := tree.ParseBody(body, depth-1) // the push key adds a level
 		if err != nil {
 			return cmd, fmt.Errorf("POST body: %w", err)
 		}
@@ -124,7 +125,7 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 		}
 		cmd.Kind, cmd.Body, cmd.Value = fsm.CmdPush, body, v
 	case http.MethodPatch:
-		fields, err := fsm.ParseUpdate(body, depth)
+		fields, err := tree.ParseUpdate(body, depth)
 		if err != nil {
 			return cmd, fmt.Errorf("PATCH body: %w", err)
 		}

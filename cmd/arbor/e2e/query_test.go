@@ -18,7 +18,7 @@ import (
 	"firebase.google.com/go/v4/db"
 )
 
-// queryCase is one case of fsm/testdata/dinosaurs.json, the query
+// queryCase is one case of httpapi/testdata/dinosaurs.json, the query
 // conformance fixture (issue 3): GET <path>.json?<query> answers an object
 // of Keys in that order, the exact Body, or a 400 with Error. SDKOrder
 // false marks the cases whose order firebase-admin-go's GetOrdered cannot
@@ -36,7 +36,7 @@ type queryCase struct {
 
 func loadQueryCases(t *testing.T) (json.RawMessage, []queryCase) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "fsm", "testdata", "dinosaurs.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "httpapi", "testdata", "dinosaurs.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,7 +259,7 @@ func testArrays(t *testing.T, n *Node) {
 }
 
 // testNumbers: integers and doubles stay distinct. Arbor renders a double
-// with an integral value with ".0" (the choice documented in fsm/render.go).
+// with an integral value with ".0" (the choice documented in fsm/tree/render.go).
 func testNumbers(t *testing.T, n *Node) {
 	for _, c := range []struct{ body, want string }{
 		{`5`, `5`},

@@ -1,13 +1,11 @@
-package fsm
+package tree
 
-import (
-	"strconv"
-)
+import "strconv"
 
 // objectState collects what an object's members say before the object can
 // be built: its pseudo-children decide what kind of node it becomes.
 type objectState struct {
-	b        *objectBuilder
+	b        *ObjectBuilder
 	prio     *Node
 	val      *Node
 	sv       *Node
@@ -86,9 +84,9 @@ func (p *parser) member(depth int, st *objectState) error {
 		switch {
 		case child != nil:
 			if st.b == nil {
-				st.b = newObjectBuilder()
+				st.b = NewObjectBuilder()
 			}
-			st.b.set(key, child)
+			st.b.Set(key, child)
 		case st.b != nil:
 			// The last of duplicate keys wins, even when it is null.
 			st.b.remove(key)
@@ -116,12 +114,12 @@ func (st *objectState) build() (*Node, error) {
 	case st.b == nil:
 		return nil, nil
 	}
-	return st.b.build(st.prio), nil
+	return st.b.Build(st.prio), nil
 }
 
 // remove deletes key from b, if present. It leaves hasSV as it was: a
 // stale true only costs the resolver a walk.
-func (b *objectBuilder) remove(key string) {
+func (b *ObjectBuilder) remove(key string) {
 	if old, ok := b.children.Delete(entry{keyInfo: newKeyInfo(key)}); ok {
 		b.sum = subLanes(b.sum, entryDigest(key, old.node))
 		b.size -= entrySize(key, old.node)
@@ -168,7 +166,7 @@ func (p *parser) array(depth int) (*Node, error) {
 		p.nest--
 		return nil, nil
 	}
-	var b *objectBuilder
+	var b *ObjectBuilder
 	for i := 0; ; i++ {
 		child, err := p.value(depth + 1)
 		if err != nil {
@@ -176,9 +174,9 @@ func (p *parser) array(depth int) (*Node, error) {
 		}
 		if child != nil {
 			if b == nil {
-				b = newObjectBuilder()
+				b = NewObjectBuilder()
 			}
-			b.set(strconv.Itoa(i), child)
+			b.Set(strconv.Itoa(i), child)
 		}
 		p.skipWS()
 		switch p.peek() {
@@ -191,7 +189,7 @@ func (p *parser) array(depth int) (*Node, error) {
 			if b == nil {
 				return nil, nil
 			}
-			return b.build(nil), nil
+			return b.Build(nil), nil
 		}
 		return nil, errSyntax()
 	}
@@ -254,7 +252,7 @@ func (p *parser) knownServerValue() (*Node, error) {
 		if err != nil || s != "timestamp" {
 			return nil, nil
 		}
-		return timestampPlaceholder(), nil
+		return ServerTimestamp(), nil
 	case '{':
 		if err := p.enter(); err != nil {
 			return nil, nil
@@ -288,7 +286,7 @@ func (p *parser) knownServerValue() (*Node, error) {
 			case '}':
 				p.pos++
 				p.nest--
-				return incrementPlaceholder(delta), nil
+				return ServerIncrement(delta), nil
 			}
 			return nil, nil
 		}

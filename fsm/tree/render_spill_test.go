@@ -1,10 +1,9 @@
-package fsm
+package tree
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"testing"
 )
 
@@ -33,13 +32,8 @@ func spillAll(t *testing.T, limit int, render func(dst []byte, spill Spill) ([]b
 }
 
 func TestSpillingRendersLikeAppendJSON(t *testing.T) {
-	dinos, err := os.ReadFile("testdata/dinosaurs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	docs := map[string]*Node{
 		"users":  mustParseBody(t, string(benchDocument(40))),
-		"dinos":  mustParseBody(t, string(dinos)),
 		"array":  mustParseBody(t, `{"a":[1,[2,3],{"0":"x","2":"y"},null,"s"]}`),
 		"leaf":   mustParseBody(t, `"just a string"`),
 		"nested": mustParseBody(t, `{"a":{"b":{"c":{"d":[1,2,{"e":true}]}}}}`),
@@ -62,12 +56,12 @@ func TestSpillingRendersLikeAppendJSON(t *testing.T) {
 func TestSpillingQueryResultsRenderLikeAppend(t *testing.T) {
 	n := mustParseBody(t, string(benchDocument(60)))
 	users := n.Child("users")
-	for _, params := range []map[string]string{
-		{"orderBy": `"$key"`, "limitToFirst": "25"},
-		{"orderBy": `"age"`, "startAt": "30"},
-		{"orderBy": `"$value"`, "limitToLast": "3"},
+	for _, spec := range []QuerySpec{
+		{Order: OrderByKey, Limit: 25, HasLimit: true},
+		{Order: OrderByChild, Child: Path{"age"}, StartAt: &Bound{Value: Int(30)}},
+		{Order: OrderByValue, Limit: 3, HasLimit: true, LimitToLast: true},
 	} {
-		q, err := ParseQuery(params)
+		q, err := NewQuery(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,13 +76,13 @@ func TestSpillingQueryResultsRenderLikeAppend(t *testing.T) {
 					return AppendQueryResultSpilling(dst, res, o, limit, spill)
 				})
 				if !bytes.Equal(got, want) {
-					t.Fatalf("%v %+v limit %d:\n got %s\nwant %s", params, o, limit, got, want)
+					t.Fatalf("%+v %+v limit %d:\n got %s\nwant %s", spec, o, limit, got, want)
 				}
 			}
 		}
 	}
 	arr := mustParseBody(t, `{"0":"a","1":"b","2":"c","3":"d"}`)
-	q, err := ParseQuery(map[string]string{"orderBy": `"$key"`, "limitToFirst": "3"})
+	q, err := NewQuery(QuerySpec{Order: OrderByKey, Limit: 3, HasLimit: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import (
 	"context"
@@ -300,4 +300,39 @@ func (h *topK) push(it indexed) {
 		h.items[i], h.items[worst] = h.items[worst], h.items[i]
 		i = worst
 	}
+}
+
+// Admits reports whether the child key, whose value is child, is inside
+// q's range (limits aside).
+func (q *Query) Admits(key string, child *Node) bool {
+	it := q.indexedChild(key, child)
+	return q.admitsStart(&it.e, it.idx) && q.admitsEnd(&it.e, it.idx)
+}
+
+// CompareChildren compares two children (a key and its value each) in
+// q's order: -1 when the first comes first, +1 when it comes after, 0
+// for the same key.
+func (q *Query) CompareChildren(aKey string, a *Node, bKey string, b *Node) int {
+	x, y := q.indexedChild(aKey, a), q.indexedChild(bKey, b)
+	if q.order == OrderByKey {
+		return compareKeyInfo(&x.e.keyInfo, &y.e.keyInfo)
+	}
+	return compareIndexed(x, y)
+}
+
+// indexedChild is a child with its index value (none for a key query).
+func (q *Query) indexedChild(key string, child *Node) indexed {
+	it := indexed{e: entry{keyInfo: newKeyInfo(key), node: child}}
+	if q.order != OrderByKey {
+		it.idx = q.indexValue(child)
+	}
+	return it
+}
+
+// Same reports whether r and o are the same answer: the very same nodes
+// (not merely equal ones) under the same keys in the same order, the same
+// location value and priority, the same shallowness.
+func (r QueryResult) Same(o QueryResult) bool {
+	return r.leaf == o.leaf && r.prio == o.prio && r.shallow == o.shallow &&
+		slices.EqualFunc(r.children, o.children, func(a, b entry) bool { return a.key == b.key && a.node == b.node })
 }

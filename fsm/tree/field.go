@@ -1,6 +1,6 @@
-package fsm
+package tree
 
-// Parsing and rendering (implemented in parse.go and render.go).
+// The types parsing and rendering share (parse*.go, render.go).
 
 // Field is one location of a PATCH body: a path relative to the request
 // path and the value to put there (nil deletes).

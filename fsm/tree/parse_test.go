@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import (
 	"errors"
@@ -139,7 +139,7 @@ func TestParseBodyKinds(t *testing.T) {
 		}
 	}
 	n, _ := ParseBody([]byte(`{"a":{".sv":{"increment":2}},"b":{".value":1,".priority":"x"}}`), MaxDepth)
-	if !n.hasSV || n.Child("a").incDelta().IntValue() != 2 {
+	if !n.hasSV || n.Child("a").IncrementDelta().IntValue() != 2 {
 		t.Errorf("increment placeholder not marked or delta lost")
 	}
 	if p := n.Child("b").Priority(); p.Kind() != KindString || p.StringValue() != "x" {

@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import "sync/atomic"
 
@@ -15,8 +15,17 @@ const (
 
 var sharedInts [sharedIntMax - sharedIntMin]atomic.Pointer[Node]
 
-// sharedInt returns an integer leaf of v, shared for small values.
-func sharedInt(v int64) *Node {
+// SharedBool returns the boolean leaf of v every parse shares (nodes are
+// immutable).
+func SharedBool(v bool) *Node {
+	if v {
+		return nodeTrue
+	}
+	return nodeFalse
+}
+
+// SharedInt returns an integer leaf of v, shared for small values.
+func SharedInt(v int64) *Node {
 	if v < sharedIntMin || v >= sharedIntMax {
 		return Int(v)
 	}

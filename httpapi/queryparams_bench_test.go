@@ -1,35 +1,38 @@
-package fsm
+package httpapi
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // Query benchmarks (issue 3, `make bench`). Each runs the whole read-side
-// work of a query GET after the tree lookup: ParseQuery, Eval and
+// work of a query GET after the tree lookup: parseQueryParams, Eval and
 // AppendQueryResult. The $key benchmark must not grow with the node's size
 // (compare children=10k with children=1M); the child-ordered one scans
-// every child, which is the number an `.indexOn` index beats (index_bench_test.go).
+// every child, which is the number an `.indexOn` index beats
+// (fsm/index_bench_test.go).
 
-var queryBenchNodes sync.Map // int → *Node
+var queryBenchNodes sync.Map // int → *tree.Node
 
 // queryBenchNode returns an object of n children "k0000000"… whose values
 // are {"score": s} with the scores a permutation of 0..n-1 (so a child
 // query cannot ride on key order), built once per size.
-func queryBenchNode(tb testing.TB, n int) *Node {
+func queryBenchNode(tb testing.TB, n int) *tree.Node {
 	tb.Helper()
 	if v, ok := queryBenchNodes.Load(n); ok {
-		return v.(*Node)
+		return v.(*tree.Node)
 	}
-	ob := newObjectBuilder()
+	ob := tree.NewObjectBuilder()
 	for i := 0; i < n; i++ {
-		child := newObjectBuilder()
-		child.set("score", Int(int64((i*7919)%n))) // 7919 is prime: a permutation
-		ob.set(fmt.Sprintf("k%07d", i), child.build(nil))
+		child := tree.NewObjectBuilder()
+		child.Set("score", tree.Int(int64((i*7919)%n))) // 7919 is prime: a permutation
+		ob.Set(fmt.Sprintf("k%07d", i), child.Build(nil))
 	}
-	node := ob.build(nil)
+	node := ob.Build(nil)
 	queryBenchNodes.Store(n, node)
 	return node
 }
@@ -41,7 +44,7 @@ func benchQuery(b *testing.B, n int, params map[string]string, want int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		q, err := ParseQuery(params)
+		q, err := parseQueryParams(params)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -52,7 +55,7 @@ func benchQuery(b *testing.B, n int, params map[string]string, want int) {
 		if res.Len() != want {
 			b.Fatalf("%d results, want %d", res.Len(), want)
 		}
-		buf = AppendQueryResult(buf[:0], res, RenderOptions{})
+		buf = tree.AppendQueryResult(buf[:0], res, tree.RenderOptions{})
 	}
 }
 

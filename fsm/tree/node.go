@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import (
 	"crypto/sha256"
@@ -79,10 +79,14 @@ func Float(v float64) *Node { return finishLeaf(&Node{kind: KindFloat, f: v}) }
 // String returns a string leaf.
 func String(v string) *Node { return finishLeaf(&Node{kind: KindString, s: v}) }
 
-func timestampPlaceholder() *Node { return &Node{kind: KindTimestamp, hasSV: true} }
+// ServerTimestamp returns the placeholder of {".sv":"timestamp"}, which
+// Resolve replaces with the write's clock reading.
+func ServerTimestamp() *Node { return &Node{kind: KindTimestamp, hasSV: true} }
 
-// incrementPlaceholder holds delta (an integer or double leaf) in i or f.
-func incrementPlaceholder(delta *Node) *Node {
+// ServerIncrement returns the placeholder of {".sv":{"increment":delta}}
+// (delta an integer or double leaf), which Resolve adds to the number in
+// place. It holds delta in i or f.
+func ServerIncrement(delta *Node) *Node {
 	n := &Node{kind: KindIncrement, hasSV: true}
 	if delta.Kind() == KindFloat {
 		n.b, n.f = true, delta.f
@@ -92,13 +96,19 @@ func incrementPlaceholder(delta *Node) *Node {
 	return n
 }
 
-// incDelta returns a KindIncrement placeholder's delta.
-func (n *Node) incDelta() *Node {
+// IncrementDelta returns a KindIncrement placeholder's delta (a new
+// integer or double leaf).
+func (n *Node) IncrementDelta() *Node {
 	if n.b {
 		return Float(n.f)
 	}
 	return Int(n.i)
 }
+
+// HasServerValues reports whether a value holds server-value
+// placeholders, which a write resolves against the clock and the stored
+// data (Resolve).
+func (n *Node) HasServerValues() bool { return n != nil && n.hasSV }
 
 // Kind returns the node's kind; KindNull for nil.
 func (n *Node) Kind() Kind {
@@ -367,157 +377,6 @@ func newObject(children *btree.BTreeG[entry], sum [4]uint64, size int64, prio *N
 }
 
 func entrySize(key string, child *Node) int64 { return int64(len(key)) + 4 + child.size }
-
-// objectBuilder assembles a new object node from scratch (the parser and
-// snapshot restore use it).
-type objectBuilder struct {
-	children *btree.BTreeG[entry]
-	sum      [4]uint64
-	size     int64
-	hasSV    bool
-	// last is the greatest key so far while the keys come in key order
-	// (a snapshot, a binary value, many bodies), which appending to the
-	// B-tree's last leaf is quicker than inserting; unordered once not.
-	last      keyInfo
-	unordered bool
-	// lazy is set past lazyChildren children: sum stops following them,
-	// and build sums all their digests at once, on several goroutines.
-	lazy bool
-}
-
-// lazyChildren is the number of children from which an objectBuilder
-// leaves its lane sum to build.
-const lazyChildren = 4096
-
-func newObjectBuilder() *objectBuilder {
-	return &objectBuilder{children: newChildren(), size: 2}
-}
-
-// set adds or replaces a child; nil children are ignored.
-func (b *objectBuilder) set(key string, child *Node) {
-	if child == nil {
-		return
-	}
-	e := entry{keyInfo: newKeyInfo(key), node: child}
-	var (
-		old entry
-		ok  bool
-	)
-	order := 1
-	if b.children.Len() > 0 && !b.unordered {
-		order = compareKeyInfo(&e.keyInfo, &b.last)
-	}
-	switch {
-	case order > 0 && !b.unordered:
-		old, ok = b.children.Load(e) // Set, with a shortcut for the last key
-		b.last = e.keyInfo
-	default:
-		b.unordered = b.unordered || order < 0
-		old, ok = b.children.Set(e)
-	}
-	if ok {
-		if !b.lazy {
-			b.sum = subLanes(b.sum, entryDigest(key, old.node))
-		}
-		b.size -= entrySize(key, old.node)
-	}
-	if !b.lazy {
-		if b.children.Len() > lazyChildren {
-			b.lazy = true
-		} else {
-			b.sum = addLanes(b.sum, entryDigest(key, child))
-		}
-	}
-	b.size += entrySize(key, child)
-	b.hasSV = b.hasSV || child.hasSV
-}
-
-// build returns the object, or nil when it has no children (pruning).
-func (b *objectBuilder) build(prio *Node) *Node {
-	if b.children.Len() == 0 {
-		return nil
-	}
-	size, hasSV := b.size, b.hasSV
-	if prio != nil {
-		size += prio.size + 16
-		hasSV = hasSV || prio.hasSV
-	}
-	sum := b.sum
-	if b.lazy {
-		sum = childrenLanes(b.children)
-	}
-	return newObject(b.children, sum, size, prio, hasSV)
-}
-
-// withChild returns a copy of object-or-leaf n whose child key is c (nil
-// removes it). A leaf becomes an object (keeping its priority); an object
-// left empty becomes null. n itself is not modified.
-func (n *Node) withChild(key string, c *Node) *Node {
-	var old *Node
-	if n.Kind() == KindObject {
-		old = n.Child(key)
-	}
-	if old == c {
-		return n
-	}
-	if n.Kind() != KindObject {
-		if c == nil {
-			return n
-		}
-		b := newObjectBuilder()
-		b.set(key, c)
-		return b.build(n.Priority())
-	}
-	return n.replaceChild(key, entryOf(key, old), c, false)
-}
-
-// childEntry is what a child contributes to its parent's lane sum and size.
-type childEntry struct {
-	present bool
-	digest  [4]uint64
-	size    int64
-}
-
-// entryOf returns child's contribution under key (nothing for nil).
-func entryOf(key string, child *Node) childEntry {
-	if child == nil {
-		return childEntry{}
-	}
-	return childEntry{present: true, digest: entryDigest(key, child), size: entrySize(key, child)}
-}
-
-// replaceChild sets object n's child key to c (nil removes it), where was
-// is what the child there contributed so far — taken before a child
-// changed in place changed. In place, n itself changes (see owned);
-// otherwise a copy does. It returns nil when no child is left.
-func (n *Node) replaceChild(key string, was childEntry, c *Node, inPlace bool) *Node {
-	children, sum, size := n.children, n.sumLanes(), n.size
-	if !inPlace {
-		children = children.Copy()
-	}
-	if was.present {
-		sum = subLanes(sum, was.digest)
-		size -= was.size
-	}
-	ki := newKeyInfo(key)
-	if c == nil {
-		children.Delete(entry{keyInfo: ki})
-		if children.Len() == 0 {
-			return nil
-		}
-	} else {
-		children.Set(entry{keyInfo: ki, node: c})
-		sum = addLanes(sum, entryDigest(key, c))
-		size += entrySize(key, c)
-	}
-	hasSV := n.hasSV || (c != nil && c.hasSV)
-	if !inPlace {
-		return newObject(children, sum, size, n.prio, hasSV)
-	}
-	n.setLanes(sum)
-	n.size, n.hasSV = size, hasSV
-	return n
-}
 
 func addLanes(a, b [4]uint64) [4]uint64 {
 	return [4]uint64{a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]}

@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import (
 	"bytes"
@@ -210,3 +210,38 @@ func literalNode(n *Node, err error) (*Node, error) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// ParseJSONString parses s as exactly one JSON string, with optional
+// whitespace around it, with the escape and UTF-8 checks of bodies; false
+// when s is anything else.
+func ParseJSONString(s string) (string, bool) {
+	p := newParser([]byte(s), 0)
+	p.skipWS()
+	if p.peek() != '"' {
+		return "", false
+	}
+	v, err := p.str()
+	if err != nil || p.end() != nil {
+		return "", false
+	}
+	return v, true
+}
+
+// ParseScalarPrefix parses the JSON string, number, boolean or null at the
+// start of s (after whitespace) as ParseBody would, and returns it with the
+// rest of s after the whitespace that follows it. Objects and arrays are
+// refused. A query's bounds are parsed with it, so a bound's number keeps
+// its int/double kind and its strings get the body's checks.
+func ParseScalarPrefix(s string) (*Node, string, error) {
+	p := newParser([]byte(s), 0)
+	p.skipWS()
+	if c := p.peek(); c == '{' || c == '[' {
+		return nil, "", errSyntax()
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, "", err
+	}
+	p.skipWS()
+	return v, s[p.pos:], nil
+}

@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import (
 	"strconv"
@@ -131,7 +131,7 @@ func (p *parser) number() (*Node, error) {
 	text := p.data[start:p.pos]
 	if isInt {
 		if v, ok := parseInt64(text); ok {
-			return sharedInt(v), nil
+			return SharedInt(v), nil
 		}
 	}
 	f, err := strconv.ParseFloat(string(text), 64)

@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 // Rendering a large answer into one buffer costs its whole size in memory
 // for every reader at once, and as much garbage afterwards: 32 parallel

@@ -1,4 +1,4 @@
-package fsm
+package tree
 
 import (
 	"math"
@@ -155,7 +155,7 @@ func appendLeaf(dst []byte, n *Node, pretty bool, level int) []byte {
 	case KindFloat:
 		return appendFloat(dst, n.f)
 	case KindString:
-		return appendQuoted(dst, n.s)
+		return AppendQuoted(dst, n.s)
 	case KindTimestamp:
 		dst = append(dst, '{')
 		dst = appendMemberKey(dst, ".sv", true, pretty, level+1)
@@ -166,7 +166,7 @@ func appendLeaf(dst []byte, n *Node, pretty bool, level int) []byte {
 		dst = appendMemberKey(dst, ".sv", true, pretty, level+1)
 		dst = append(dst, '{')
 		dst = appendMemberKey(dst, "increment", true, pretty, level+2)
-		dst = appendLeaf(dst, n.incDelta(), pretty, level+2)
+		dst = appendLeaf(dst, n.IncrementDelta(), pretty, level+2)
 		dst = closeBlock(dst, '}', pretty, level+1)
 		return closeBlock(dst, '}', pretty, level)
 	}
@@ -205,7 +205,7 @@ func appendFloat(dst []byte, f float64) []byte {
 // its quoted key and the colon.
 func appendMemberKey(dst []byte, key string, first, pretty bool, level int) []byte {
 	dst = appendElementStart(dst, first, pretty, level)
-	dst = appendQuoted(dst, key)
+	dst = AppendQuoted(dst, key)
 	if pretty {
 		return append(dst, " : "...)
 	}
@@ -249,9 +249,9 @@ var plainASCII = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendQuoted writes s as a JSON string. Invalid UTF-8 (which the parser
+// AppendQuoted writes s as a JSON string. Invalid UTF-8 (which the parser
 // never produces) becomes U+FFFD, as in encoding/json.
-func appendQuoted(dst []byte, s string) []byte {
+func AppendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -1,17 +1,15 @@
-package fsm
+package tree
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 )
 
-// Queries answered from `.indexOn` indexes, and Firebase's refusal of a
-// query without one (--strict-indexes).
+// Queries answered from `.indexOn` indexes (index.go).
 
 // EvalWith is Eval answered from ix, the index of n's location for q's
-// ordering (IndexSet.Lookup on the state n was read from): it seeks to
+// ordering (fsm's IndexSet.Lookup on the state n was read from): it seeks to
 // the end of the range the limit counts from and walks only the children
 // it returns, so a range query with a limit k costs O(log n + k) instead
 // of a scan of every child. The result is exactly Eval's. An ix that does
@@ -31,9 +29,9 @@ func (ix *Index) serves(q *Query, n *Node) bool {
 	}
 	switch q.order {
 	case OrderByValue:
-		return ix.child == ".value"
+		return ix.order.child == ".value"
 	case OrderByChild:
-		return slices.EqualFunc(ix.keys, q.childKeys, func(a, b keyInfo) bool { return a.key == b.key })
+		return slices.EqualFunc(ix.order.keys, q.childKeys, func(a, b keyInfo) bool { return a.key == b.key })
 	}
 	return false
 }
@@ -41,7 +39,7 @@ func (ix *Index) serves(q *Query, n *Node) bool {
 // errStaleIndex stops a walk of an index that names a child its node does
 // not have. Lookup and EvalWith make that impossible; should it happen,
 // the query scans rather than answer wrong.
-var errStaleIndex = errors.New("fsm: the index is not of the node queried")
+var errStaleIndex = errors.New("tree: the index is not of the node queried")
 
 // walkIndex answers a value or child query from ix, the index of n, like
 // walkKeys from the children: seek to the bound the walk starts from,
@@ -112,28 +110,4 @@ func boundPivot(b *bound) indexItem {
 		return indexItem{idx: b.value, keyInfo: keyInfo{ival: int32(b.name.ext)}}
 	}
 	return indexItem{idx: b.value, keyInfo: b.name.key}
-}
-
-// msgIndexNotDefined is Firebase's refusal of a query whose index the
-// rules do not declare: the child path (".value" for orderByValue), then
-// the location.
-const msgIndexNotDefined = `Index not defined, add ".indexOn": "%s", for path "%s", to the rules`
-
-// MissingIndex returns Firebase's `Index not defined` 400 for q at p when
-// the rules r (nil: the default, which declare none) do not declare the
-// index q orders by, and nil when they do or when q needs none ($key,
-// $priority). Arbor answers such a query by scanning; a server with
-// --strict-indexes refuses it with this error, as Firebase does.
-func (r *Rules) MissingIndex(p Path, q *Query) error {
-	if q == nil {
-		return nil
-	}
-	name := q.IndexName()
-	if name == "" {
-		return nil
-	}
-	if r != nil && r.Set != nil && slices.Contains(r.Set.IndexOn(p), name) {
-		return nil
-	}
-	return Public(ErrBadRequest, fmt.Sprintf(msgIndexNotDefined, name, p.String()))
 }

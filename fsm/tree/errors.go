@@ -1,0 +1,45 @@
+package tree
+
+import "errors"
+
+// Sentinel errors of the data model. httpapi/errors.go maps each to one
+// HTTP status; the fsm package defines the others (ErrNoLeader, …) and
+// numbers them all for the wire (fsm.Code and fsm.FromCode).
+var (
+	// ErrInvalidPath is a malformed, too long or too deep path.
+	ErrInvalidPath = errors.New("invalid path")
+	// ErrInvalidData is a request body that is not acceptable JSON data.
+	ErrInvalidData = errors.New("invalid data")
+	// ErrBadRequest is any other client mistake (query parameters, headers).
+	ErrBadRequest = errors.New("bad request")
+	// ErrTooLarge is a write bigger than the request's write size limit.
+	ErrTooLarge = errors.New("write too large")
+)
+
+// PublicError carries the exact message a client sees, wrapping a sentinel
+// that decides the status.
+type PublicError struct {
+	Sentinel error
+	Message  string
+}
+
+// Error returns the client-facing message.
+func (e *PublicError) Error() string { return e.Message }
+
+// Unwrap exposes the sentinel to errors.Is.
+func (e *PublicError) Unwrap() error { return e.Sentinel }
+
+// Public builds a PublicError.
+func Public(sentinel error, msg string) error { return &PublicError{Sentinel: sentinel, Message: msg} }
+
+// Messages fixed by SPEC §6.
+const (
+	MsgInvalidJSON  = "Invalid data; couldn't parse JSON object, array, or value."
+	MsgInvalidToken = "Invalid path: Invalid token in path"
+	MsgPathTooLong  = "Invalid path: Path too long or too deep"
+	MsgUnknownSV    = "Invalid data; unrecognized server value"
+	MsgWriteTooBig  = "Error: WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request."
+	MsgMissingData  = "Missing PUT or POST data"
+	MsgPermission   = "Permission denied"
+	badKeyMsgFormat = "Invalid data; couldn't parse key beginning at %d:%d. Key value can't be empty or contain $ # [ ] / or ."
+)
