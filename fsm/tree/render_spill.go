@@ -20,10 +20,19 @@ type spiller struct {
 	err   error
 }
 
-// check spills dst when it has reached the limit.
+// check spills dst when it has reached the limit. It is small enough to
+// be inlined: the renderers call it after every child.
 func (s *spiller) check(dst []byte) []byte {
-	if s == nil || s.err != nil || len(dst) < s.limit {
+	if s == nil || len(dst) < s.limit {
 		return dst
+	}
+	return s.flush(dst)
+}
+
+// flush hands dst to the spill, unless an earlier spill failed.
+func (s *spiller) flush(dst []byte) []byte {
+	if s.err != nil {
+		return dst[:0]
 	}
 	next, err := s.spill(dst)
 	if err != nil {
