@@ -43,6 +43,7 @@ CLIENT_IP=10.250.1.2
 CLIENT_NS=arbk-client
 PAUSE_IMAGE=docker.io/library/arbor-k8s-pause:1
 PV_COUNT="${PV_COUNT:-12}"
+KUBELET_SYSCTLS="vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 
 log() { echo "k8s: $*" >&2; }
 
@@ -269,6 +270,9 @@ up() {
 	mkdir -p "$K8S_RUN/pids" "$K8S_RUN/logs" "$K8S_RUN/pv"
 	# What exists before we start, so that down removes only ours.
 	ls /var/run/netns 2>/dev/null >"$K8S_RUN/netns-before" || true
+	# The kernel settings the kubelet changes (it insists on them): put
+	# back by down.
+	for k in $KUBELET_SYSCTLS; do echo "$k=$(sysctl -n "$k")"; done >"$K8S_RUN/sysctl-before"
 	pki
 	network
 	log "network up: node $NODE_IP, pods $POD_CIDR, Services $SVC_CIDR (blackholed on the host), client namespace $CLIENT_NS ($CLIENT_IP)"
@@ -320,7 +324,7 @@ healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 # Leave the host's conntrack sysctls alone.
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
-iptables: {syncPeriod: 5s, minSyncPeriod: 0s}
+iptables: {syncPeriod: 5s, minSyncPeriod: 0s, localhostNodePorts: false}
 EOF
 	start kube-proxy "$bin/kube-proxy" --config "$K8S_RUN/kube-proxy.yaml" --v=1
 	cat >"$K8S_RUN/Corefile" <<EOF
@@ -461,6 +465,9 @@ down() {
 	for h in /sys/fs/cgroup/*/kubepods; do
 		[ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 	done
+	if [ -f "$K8S_RUN/sysctl-before" ]; then
+		while read -r kv; do sysctl -q -w "$kv" >/dev/null 2>&1 || true; done <"$K8S_RUN/sysctl-before"
+	fi
 	rm -rf "$K8S_RUN"
 	log "torn down"
 }
