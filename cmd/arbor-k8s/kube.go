@@ -118,20 +118,26 @@ type podJSON struct {
 		} `json:"volumes"`
 	} `json:"spec"`
 	Status struct {
-		PodIP      string `json:"podIP"`
-		Conditions []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-		} `json:"conditions"`
-		ContainerStatuses []struct {
-			RestartCount int `json:"restartCount"`
-			State        struct {
-				Running *struct {
-					StartedAt time.Time `json:"startedAt"`
-				} `json:"running"`
-			} `json:"state"`
-		} `json:"containerStatuses"`
+		PodIP             string            `json:"podIP"`
+		Conditions        []podCondition    `json:"conditions"`
+		ContainerStatuses []containerStatus `json:"containerStatuses"`
 	} `json:"status"`
+}
+
+type podCondition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
+type containerStatus struct {
+	RestartCount int `json:"restartCount"`
+	State        struct {
+		Running *runningState `json:"running"`
+	} `json:"state"`
+}
+
+type runningState struct {
+	StartedAt time.Time `json:"startedAt"`
 }
 
 func (w *watcher) watchOnce(ctx context.Context) error {

@@ -176,8 +176,12 @@ func (s *loadStats) gap(from, to time.Time) (time.Duration, time.Time) {
 func (s *loadStats) summary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("%d writes acknowledged, %d retries (%d after a 503, the rest after a transport error), failures %v",
-		len(s.acks), s.retried, s.status503, s.failures)
+	failures := "none"
+	if len(s.failures) > 0 {
+		failures = fmt.Sprint(s.failures)
+	}
+	return fmt.Sprintf("%d writes acknowledged, %d retries (%d after a 503, the rest after a transport error), other failures: %s",
+		len(s.acks), s.retried, s.status503, failures)
 }
 
 // failed returns the failures that fail a scenario.
