@@ -458,6 +458,11 @@ down() {
 			ip netns del "$ns" 2>/dev/null || true
 		fi
 	done
+	# The pods' veths (their other ends would go with their namespaces,
+	# but the kernel frees those late), then our links.
+	for l in $(ip -o link show master arbk-cni0 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
+		ip link del "$l" 2>/dev/null || true
+	done
 	for l in arbk-cl0 arbk-cni0 arbk-node0; do ip link del "$l" 2>/dev/null || true; done
 	ip route del blackhole "$SVC_CIDR" 2>/dev/null || true
 	ip route del blackhole "$NODE_RANGE" 2>/dev/null || true
