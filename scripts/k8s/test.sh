@@ -37,6 +37,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# One cluster per machine: a second run (another clone) waits for the first.
+mkdir -p /var/lib/arbor-k8s
+exec 9>/var/lib/arbor-k8s/lock
+if ! flock -n 9; then
+	echo "test-k8s: another run holds /var/lib/arbor-k8s/lock; waiting (at most 30 minutes)"
+	flock -w 1800 9 || { echo "test-k8s: the other run did not finish"; exit 1; }
+fi
+
 t0=$SECONDS
 bin="$(scripts/k8s/build.sh | tail -n 1)"
 echo "test-k8s: control plane in $bin ($((SECONDS - t0)) s)"
