@@ -59,6 +59,7 @@ type pod struct {
 	SeenGone             time.Time // deleted (the watch's DELETED event)
 	Restarts             int
 	Volume               string // the claim of the volume data
+	seen                 time.Time
 }
 
 // watcher follows the namespace's pods with `kubectl get pods -w`.
@@ -76,6 +77,75 @@ func newWatcher(k kube) *watcher {
 	return &watcher{k: k, byName: map[string]*pod{}, byUID: map[string]*pod{}}
 }
 
+// resyncEvery is how often the watcher also lists the pods: a backstop
+// for a watch that stalls without ending (seen once: the test waited a
+// minute for a pod the kubelet had made ready).
+const resyncEvery = 2 * time.Second
+
+// resync lists the pods every resyncEvery until ctx ends and applies the
+// list: each listed pod as modified, each missing one as deleted.
+func (w *watcher) resync(ctx context.Context) {
+	tick := time.NewTicker(resyncEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		start := time.Now()
+		out, err := w.k.run(ctx, "get", "pods", "-o", "json")
+		if err != nil {
+			w.note(err)
+			continue
+		}
+		var list struct {
+			Items []podJSON `json:"items"`
+		}
+		if err := json.Unmarshal(out, &list); err != nil {
+			w.note(err)
+			continue
+		}
+		now := time.Now()
+		listed := map[string]bool{}
+		for _, o := range list.Items {
+			listed[o.Metadata.UID] = true
+			w.apply(watchEvent{Type: "MODIFIED", Object: o}, now)
+		}
+		w.mu.Lock()
+		var gone []watchEvent
+		for _, p := range w.byName {
+			// Only a pod known before the list began: a newer one
+			// may simply be younger than the list.
+			if !listed[p.UID] && p.seen.Before(start) {
+				var o podJSON
+				o.Metadata.Name, o.Metadata.UID = p.Name, p.UID
+				gone = append(gone, watchEvent{Type: "DELETED", Object: o})
+			}
+		}
+		w.mu.Unlock()
+		for _, ev := range gone {
+			w.apply(ev, now)
+		}
+	}
+}
+
+// note records a watch or list error for the diagnostics.
+func (w *watcher) note(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.errs) < 100 {
+		w.errs = append(w.errs, time.Now().Format(time.RFC3339Nano)+" "+err.Error())
+	}
+}
+
+// errors returns what went wrong with the watch and the lists.
+func (w *watcher) errors() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.errs...)
+}
+
 // run watches until ctx ends, restarting the watch when it ends.
 func (w *watcher) run(ctx context.Context) {
 	for ctx.Err() == nil {
@@ -83,9 +153,7 @@ func (w *watcher) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		w.mu.Lock()
-		w.errs = append(w.errs, fmt.Sprint(err))
-		w.mu.Unlock()
+		w.note(err)
 		t := time.NewTimer(200 * time.Millisecond)
 		select {
 		case <-ctx.Done():
@@ -172,8 +240,11 @@ func (w *watcher) apply(ev watchEvent, now time.Time) {
 	defer w.mu.Unlock()
 	p := w.byUID[o.Metadata.UID]
 	if p == nil {
-		p = &pod{Name: o.Metadata.Name, UID: o.Metadata.UID}
+		p = &pod{Name: o.Metadata.Name, UID: o.Metadata.UID, seen: now}
 		w.byUID[p.UID] = p
+	}
+	if !p.SeenGone.IsZero() {
+		return // a late copy of a pod that is gone (from resync's list)
 	}
 	if ev.Type == "DELETED" {
 		p.SeenGone, p.Ready = now, false

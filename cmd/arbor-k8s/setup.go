@@ -94,6 +94,7 @@ func setup(ctx context.Context, o options, out io.Writer) (*test, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	w := newWatcher(k)
 	go w.run(wctx)
+	go w.resync(wctx)
 	t := &test{o: o, k: k, w: w, out: out, cancel: cancel}
 	t.ccfg = client.Config{CA: ca, Secret: admin, Timeout: requestTimeout, Dial: w.dial}
 	t.ccfg.Endpoints = append(t.ccfg.Endpoints, client.Endpoint{Node: serviceHost, Addr: serviceHost + ":443"})
@@ -254,5 +255,6 @@ func (t *test) diagnose(ctx context.Context, label string) {
 		save(podName(i)+".log", "logs", podName(i), "--tail=300")
 		save(podName(i)+"-previous.log", "logs", podName(i), "--previous", "--tail=300")
 	}
+	os.WriteFile(filepath.Join(dir, "watch-errors.txt"), []byte(strings.Join(t.w.errors(), "\n")+"\n"), 0o644) //nolint:errcheck // best effort
 	fmt.Fprintf(t.out, "   diagnostics in %s\n", dir)
 }
