@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/arbordb/arbor/cmd/internal/client"
@@ -50,11 +51,16 @@ type test struct {
 	admin  *client.Client
 	out    io.Writer
 	cancel context.CancelFunc
+	// watching runs the pod watch and its backstop.
+	watching sync.WaitGroup
 }
 
+// close stops the pod watch and waits for its kubectl to end (so that
+// none outlives the run).
 func (t *test) close() {
 	t.admin.Close()
 	t.cancel()
+	t.watching.Wait()
 }
 
 // setup creates the Secrets, applies the previous release and waits
@@ -93,9 +99,9 @@ func setup(ctx context.Context, o options, out io.Writer) (*test, error) {
 
 	wctx, cancel := context.WithCancel(ctx)
 	w := newWatcher(k)
-	go w.run(wctx)
-	go w.resync(wctx)
 	t := &test{o: o, k: k, w: w, out: out, cancel: cancel}
+	t.watching.Go(func() { w.run(wctx) })
+	t.watching.Go(func() { w.resync(wctx) })
 	t.ccfg = client.Config{CA: ca, Secret: admin, Timeout: requestTimeout, Dial: w.dial}
 	t.ccfg.Endpoints = append(t.ccfg.Endpoints, client.Endpoint{Node: serviceHost, Addr: serviceHost + ":443"})
 	for i := range maxPods {

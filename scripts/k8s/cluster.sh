@@ -414,18 +414,17 @@ down() {
 	kill_pid containerd
 	# The shims outlive containerd: find ours by the socket they were
 	# given (their command line names it), and stop them by PID.
-	local pid
-	for d in /proc/[0-9]*; do
-		pid="${d#/proc/}"
-		if tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "-address $sock "; then
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
+	# (grep -z: one argument per line, -x: the whole argument.)
+	local f
+	for f in $(grep -lzxF -- "$sock" /proc/[0-9]*/cmdline 2>/dev/null); do
+		f="${f#/proc/}"
+		kill -KILL "${f%/cmdline}" 2>/dev/null || true
 	done
 	# Any process still running a container of ours: its cgroup is under
 	# the kubelet's kubepods.
-	for d in /proc/[0-9]*; do
-		pid="${d#/proc/}"
-		if grep -q ':/kubepods' "$d/cgroup" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+	for f in $(grep -l ':/kubepods' /proc/[0-9]*/cgroup 2>/dev/null); do
+		f="${f#/proc/}"
+		kill -KILL "${f%/cgroup}" 2>/dev/null || true
 	done
 	for c in kube-apiserver etcd; do kill_pid "$c"; done
 	# kube-proxy's and the kubelet's iptables rules.
