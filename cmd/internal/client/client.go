@@ -50,6 +50,11 @@ type Config struct {
 	CA        *x509.CertPool
 	Secret    string        // admin secret, sent as a Bearer token
 	Timeout   time.Duration // per request, including reading the body
+	// Dial, when set, opens the connections instead of a plain dialer:
+	// the Kubernetes test (cmd/arbor-k8s) maps each pod's stable name
+	// to the address the pod has now. Its context carries the 2 s dial
+	// bound.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // LoadCA reads a PEM CA certificate file into a pool.
@@ -65,13 +70,24 @@ func LoadCA(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// dialTimeout bounds opening one connection.
+const dialTimeout = 2 * time.Second
+
 // New returns a client with its own connection pools.
 func New(c Config) *Client {
 	cl := &Client{secret: c.Secret, timeout: c.Timeout, https: map[string]*http.Client{}, eps: map[string]Endpoint{}}
+	dial := (&net.Dialer{Timeout: dialTimeout}).DialContext
+	if c.Dial != nil {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+			defer cancel()
+			return c.Dial(ctx, network, addr)
+		}
+	}
 	for _, ep := range c.Endpoints {
 		tr := &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: c.CA, ServerName: ep.Node, MinVersion: tls.VersionTLS12},
-			DialContext:     (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			DialContext:     dial,
 			// One request at a time per worker: one connection is enough,
 			// and fewer connections mean less lingering state per fault.
 			MaxIdleConnsPerHost: 1,
