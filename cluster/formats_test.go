@@ -271,3 +271,83 @@ func TestParsedBodiesWaitForEveryMember(t *testing.T) {
 		t.Fatalf("/mixed/shared = %s", got)
 	}
 }
+
+// rulesBuild is the release before prejudged writes (entry format 5): it
+// applies rules and judged writes (format 4) only.
+func rulesBuild() buildFormats {
+	b := thisBuild()
+	b.kinds = maps.Clone(b.kinds)
+	b.entry = fsm.CmdAs.EntryFormat()
+	delete(b.kinds, fsm.CmdAsPrejudged)
+	return b
+}
+
+// TestPrejudgedWritesWaitForEveryMember: while a member runs the release
+// before format 5, a user's write that the receiving node judged allowed
+// whatever the data still enters the log as a plain judged entry (every
+// replica judges it); once every member is upgraded it enters as a
+// prejudged one, and is applied everywhere alike.
+func TestPrejudgedWritesWaitForEveryMember(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	c.waitLeader()
+	replace(c, 2, rulesBuild())
+	leader := c.waitLeader()
+	propose(t, leader, fsm.Command{Kind: fsm.CmdSetRules, Body: []byte(`{"rules": {"users": {"$uid": {".write": "auth.uid == $uid", ".read": true}}}}`)})
+	write := func(n *Node, uid, body string) byte {
+		t.Helper()
+		cmd := set("/users/"+uid, body)
+		cmd.As = &fsm.Access{Auth: map[string]any{"uid": uid}}
+		// As the HTTP layer does: a refusal is confirmed on a fresh state.
+		err := n.Judge(context.Background(), &cmd, false)
+		if errors.Is(err, fsm.ErrPermissionDenied) {
+			err = n.Judge(context.Background(), &cmd, true)
+		}
+		if err != nil || !cmd.Prejudged {
+			t.Fatalf("judge on %s: %v, prejudged %v", n.id, err, cmd.Prejudged)
+		}
+		propose(t, n, cmd)
+		return lastEntryFormat(t, c.waitLeader())
+	}
+	for _, n := range c.live() {
+		if f := write(n, "alice", `{"via":"`+string(n.id)+`"}`); f != 4 {
+			t.Fatalf("with a member before format 5, a write via %s went in format %d", n.id, f)
+		}
+	}
+	replace(c, 2, thisBuild())
+	leader = c.waitLeader()
+	f := c.follower(leader)
+	waitFor(t, "prejudged writes allowed on "+string(f.id), 10*time.Second, func() bool {
+		return f.CanPropose(fsm.CmdAsPrejudged) == nil && leader.CanPropose(fsm.CmdAsPrejudged) == nil
+	})
+	for _, n := range []*Node{f, leader} {
+		if got := write(n, "bob", `{"via":"`+string(n.id)+`"}`); got != 5 {
+			t.Fatalf("every member upgraded, a write via %s went in format %d", n.id, got)
+		}
+		for _, m := range c.live() {
+			if got, want := readJSON(t, m, "/users/bob", true), `{"via":"`+string(n.id)+`"}`; got != want {
+				t.Fatalf("%s: /users/bob = %s, want %s", m.id, got, want)
+			}
+		}
+	}
+	// Judged, then the rules change before the write reaches the log:
+	// refused everywhere with ErrRulesChanged, through forwarding too,
+	// and nothing applied.
+	stale := set("/users/bob", `{"stale":true}`)
+	stale.As = &fsm.Access{Auth: map[string]any{"uid": "bob"}}
+	if err := f.Judge(context.Background(), &stale, false); err != nil || !stale.Prejudged {
+		t.Fatalf("judge: %v, prejudged %v", err, stale.Prejudged)
+	}
+	propose(t, leader, fsm.Command{Kind: fsm.CmdSetRules, Body: []byte(`{"rules": {"users": {"$uid": {".write": "auth.uid == $uid && newData.hasChild('via')", ".read": true}}}}`)})
+	if _, err := f.Propose(context.Background(), stale, fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrRulesChanged) {
+		t.Fatalf("a write judged by replaced rules, forwarded: %v, want ErrRulesChanged", err)
+	}
+	if got := readJSON(t, f, "/users/bob", true); strings.Contains(got, "stale") {
+		t.Fatalf("refused write applied: /users/bob = %s", got)
+	}
+	// A write the rules refuse is still refused by every replica.
+	cmd := set("/users/bob", `1`)
+	cmd.As = &fsm.Access{Auth: map[string]any{"uid": "mallory"}}
+	if err := f.Judge(context.Background(), &cmd, false); !errors.Is(err, fsm.ErrPermissionDenied) || cmd.Prejudged {
+		t.Fatalf("mallory's write judged %v, prejudged %v", err, cmd.Prejudged)
+	}
+}

@@ -11,8 +11,10 @@ import (
 // so the state judged covers every write acknowledged before the call: a
 // refusal on that state is the outcome the write would have had, ordered
 // at that point of the log, and may be answered without logging anything.
-// The write's Apply judges it again in any case.
-func (n *Node) Judge(ctx context.Context, c fsm.Command, fresh bool) error {
+// The write's Apply judges it again unless Judge marked c Prejudged (a
+// verdict that holds whatever the data, under rules Apply then checks
+// are still in force).
+func (n *Node) Judge(ctx context.Context, c *fsm.Command, fresh bool) error {
 	if c.As == nil {
 		return nil
 	}

@@ -49,6 +49,9 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if err != nil {
 		format = baseEntryFormat // the leader decides again; what every release applies is safe
 	}
+	if c.Prejudged && !n.allows(fsm.CmdAsPrejudged, format) {
+		c.Prejudged = false // a plain CmdAs: every replica judges it
+	}
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
 	var data []byte

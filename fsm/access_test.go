@@ -67,7 +67,7 @@ func TestJudgedWrites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.As = tt.as
 			before := f.Root()
-			judged := f.Judge(tt.c)
+			judged := f.Judge(&tt.c)
 			_, err := f.apply(tt.c)
 			if tt.allowed {
 				if err != nil || judged != nil {

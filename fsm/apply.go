@@ -26,6 +26,14 @@ func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
 	if cmd.As != nil && cmd.Kind != CmdSetRules {
 		var perr *PreconditionError
 		switch {
+		case cmd.Prejudged && cmd.PrejudgedRules != s.rulesVersion():
+			// Judged by rules replaced since: refused whatever else
+			// happened, before anything is applied.
+			err = fmt.Errorf("apply: judged by the rules of index %d, now %d: %w", cmd.PrejudgedRules, s.rulesVersion(), ErrRulesChanged)
+		case cmd.Prejudged:
+			// Allowed whatever the data by these very rules: judging
+			// again would give the same verdict (FSM.Judge). A prejudged
+			// write has no if-match, so err is not a precondition.
 		case errors.As(err, &perr):
 			err = judgePrecondition(s, cmd, err)
 		case err == nil:

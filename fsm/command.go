@@ -30,7 +30,7 @@ const (
 
 // CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it.
-const CommandVersion = 4
+const CommandVersion = 5
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -64,6 +64,7 @@ var kindFormats = map[CommandKind]int{
 	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
 	CmdChunk:    3,
 	CmdSetRules: 4, CmdAs: 4,
+	CmdAsPrejudged: 5,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
@@ -111,6 +112,13 @@ type Command struct {
 	// wrapping the command, and Apply judges it by the rules in force
 	// (nil: an admin's write, not judged).
 	As *Access
+	// Prejudged says the node that took the write found that the rules
+	// of version PrejudgedRules (Rules.Index) allow it whatever the
+	// stored data (FSM.Judge sets it): Apply, finding those rules still
+	// in force, takes that verdict rather than judging again. The entry
+	// is then a CmdAsPrejudged.
+	Prejudged      bool
+	PrejudgedRules uint64
 }
 
 // Encode serialises c as a versioned log entry:
@@ -128,7 +136,7 @@ func (c *Command) wrap(entry []byte) []byte {
 	if c.As == nil {
 		return entry
 	}
-	return wrapAs(c.As, entry)
+	return wrapAs(c, entry)
 }
 
 // EncodeParsed serialises c, which must be Parsed, as an entry of c's
@@ -200,7 +208,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	if f := c.Kind.EntryFormat(); f == 0 || f > int(b[0]) {
 		return c, fmt.Errorf("decode command: kind %d in entry format %d: %w", c.Kind, b[0], ErrUnsupportedVersion)
 	}
-	if c.Kind == CmdAs {
+	if c.Kind == CmdAs || c.Kind == CmdAsPrejudged {
 		return decodeAs(b)
 	}
 	c.HasIfMatch = b[2]&1 != 0

@@ -30,12 +30,17 @@ var (
 	ErrNotReady = errors.New("not ready")
 	// ErrUnsupportedVersion is a log entry or snapshot of a newer format.
 	ErrUnsupportedVersion = errors.New("unsupported format version")
+	// ErrRulesChanged is a prejudged write (CmdAsPrejudged) that reached
+	// the log after the rules it was judged by were replaced: it was not
+	// applied, and may be judged again and proposed again.
+	ErrRulesChanged = errors.New("the security rules changed while the write was in flight; it was not applied")
 )
 
 // codes numbers the sentinels for the wire; a sentinel's number never
 // changes (the tree's came first and keep their places).
 var codes = []error{nil, tree.ErrInvalidPath, tree.ErrInvalidData, tree.ErrBadRequest, tree.ErrTooLarge, ErrPreconditionFailed,
-	ErrPermissionDenied, ErrUnauthenticated, ErrNoLeader, ErrTimeout, ErrShuttingDown, ErrNotReady, ErrUnsupportedVersion}
+	ErrPermissionDenied, ErrUnauthenticated, ErrNoLeader, ErrTimeout, ErrShuttingDown, ErrNotReady, ErrUnsupportedVersion,
+	ErrRulesChanged}
 
 // Code returns a stable number for err's sentinel (0 for none), so an error
 // can cross the wire between nodes and still match with errors.Is.

@@ -44,12 +44,12 @@ func judgeBenchFSM(b *testing.B) (*testFSM, Command, *Access) {
 // user's profile write before it is proposed.
 func BenchmarkJudgeProfileWrite(b *testing.B) {
 	f, c, _ := judgeBenchFSM(b)
-	if err := f.Judge(c); err != nil {
+	if err := f.Judge(&c); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = f.Judge(c)
+		_ = f.Judge(&c)
 	}
 }
 

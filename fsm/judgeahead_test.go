@@ -112,7 +112,7 @@ func TestAllowedWithoutApplyProfileWrite(t *testing.T) {
 		t.Fatal("a profile write was applied to be judged")
 	}
 	c.As = as("alice")
-	if allowedWithoutApply(f.cur.Load(), &c) || f.Judge(c) == nil {
+	if allowedWithoutApply(f.cur.Load(), &c) || f.Judge(&c) == nil {
 		t.Fatal("alice may write bob's profile")
 	}
 }

@@ -27,6 +27,14 @@ func (r *Rules) IsDefault() bool { return r == nil || r.Index == 0 }
 // rulesInForce returns the state's rules, nil for the default.
 func (s *state) rulesInForce() *Rules { return s.rules }
 
+// rulesVersion is the Index of the rules in force (0: the default).
+func (s *state) rulesVersion() uint64 {
+	if s.rules == nil {
+		return 0
+	}
+	return s.rules.Index
+}
+
 // rulesFor returns the ruleset that judges a: the rules set, or the
 // default (closed, or open for a --dev proposer).
 func (s *state) rulesFor(a *Access) *rules.Ruleset {

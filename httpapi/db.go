@@ -19,7 +19,7 @@ type DB interface {
 	// Judge reports whether the security rules would let c be applied:
 	// nil, fsm.ErrDenied, or why it could not tell. With fresh the state
 	// judged covers every write acknowledged before the call.
-	Judge(ctx context.Context, c fsm.Command, fresh bool) error
+	Judge(ctx context.Context, c *fsm.Command, fresh bool) error
 	// Ready reports why the node cannot serve yet (nil when it can).
 	Ready(ctx context.Context) error
 	// Status describes the node and its cluster for /status; it must be

@@ -40,7 +40,7 @@ func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) {
 	return d.f.ReadAs(r.Path, r.Access)
 }
 
-func (d *fsmDB) Judge(_ context.Context, c fsm.Command, _ bool) error { return d.f.Judge(c) }
+func (d *fsmDB) Judge(_ context.Context, c *fsm.Command, _ bool) error { return d.f.Judge(c) }
 
 // Propose applies c as the leader would: in its parsed form (entry
 // format 2) and its answer rendered by fsm.AnswerFor.
@@ -91,10 +91,10 @@ type fakeDB struct {
 	propose func(context.Context, fsm.Command) (fsm.Answer, error)
 	ready   func(context.Context) error
 	status  func(context.Context) (any, error)
-	judge   func(context.Context, fsm.Command, bool) error
+	judge   func(context.Context, *fsm.Command, bool) error
 }
 
-func (d *fakeDB) Judge(ctx context.Context, c fsm.Command, fresh bool) error {
+func (d *fakeDB) Judge(ctx context.Context, c *fsm.Command, fresh bool) error {
 	if d.judge == nil {
 		return nil
 	}

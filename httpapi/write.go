@@ -45,11 +45,7 @@ func (s *Server) write(c *gin.Context, rq *request) {
 		return
 	}
 	defer s.writes.release()
-	if err := s.judge(ctx, cmd); err != nil {
-		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
-		return
-	}
-	a, err := s.db.Propose(ctx, cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete})
+	a, err := s.judgeAndPropose(ctx, &cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete})
 	if err != nil {
 		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
 		return
@@ -60,14 +56,42 @@ func (s *Server) write(c *gin.Context, rq *request) {
 	sendData(c, rq.opts, http.StatusOK, a.Body)
 }
 
+// maxRejudgements bounds how many times a write judged by rules that were
+// replaced before it reached the log is judged and proposed again.
+const maxRejudgements = 3
+
+// judgeAndPropose judges cmd and proposes it. A write that the rules
+// allowed whatever the data travels prejudged, and the log refuses it
+// (fsm.ErrRulesChanged, nothing applied) if the rules changed before its
+// turn: it is judged again, on a state that has the new rules, and
+// proposed again — a client sees the refusal only if the rules changed
+// that often while it waited.
+func (s *Server) judgeAndPropose(ctx context.Context, cmd *fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error) {
+	for attempt := 0; ; attempt++ {
+		if err := s.judge(ctx, cmd, attempt > 0); err != nil {
+			return fsm.Answer{}, err
+		}
+		a, err := s.db.Propose(ctx, *cmd, o)
+		if !errors.Is(err, fsm.ErrRulesChanged) || attempt == maxRejudgements {
+			return a, err
+		}
+	}
+}
+
 // judge refuses a write the rules refuse, before it reaches the log: a
 // flood of denied writes must not grow it. The local state may be behind,
 // so a refusal is confirmed on a state that covers every acknowledged
 // write (a read barrier) before it is answered; Apply judges every write
-// that passes again, against the rules and data it is applied to.
-func (s *Server) judge(ctx context.Context, cmd fsm.Command) error {
+// that passes again, against the rules and data it is applied to — or,
+// when the judgement marked cmd Prejudged, checks that the rules it was
+// judged by are still in force. With fresh, the first judgement is on
+// such a state already.
+func (s *Server) judge(ctx context.Context, cmd *fsm.Command, fresh bool) error {
 	if cmd.As == nil {
 		return nil
+	}
+	if fresh {
+		return s.db.Judge(ctx, cmd, true)
 	}
 	if err := s.db.Judge(ctx, cmd, false); !errors.Is(err, fsm.ErrPermissionDenied) {
 		return nil

@@ -195,6 +195,9 @@ func (ev *evaluator) variable(id varID) (val, error) {
 		}
 		return ev.auth, nil
 	case varNow:
+		if ev.env.NowRead != nil {
+			*ev.env.NowRead = true
+		}
 		return numVal(float64(ev.env.Now)), nil
 	case varRoot:
 		return snapVal(&ev.rootSnap), nil

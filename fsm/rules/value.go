@@ -51,6 +51,9 @@ type Env struct {
 	NewRoot Value
 	// Query holds a read's query parameters (`query.*`); nil when none.
 	Query *Query
+	// NowRead, when not nil, is set to true once a rule reads `now`: a
+	// judgement that did not can be trusted at another time.
+	NowRead *bool
 }
 
 // Query is a read's query, as `query.*` in .read rules sees it.
