@@ -119,6 +119,15 @@ func probeH2Flood(t *testing.T, c *Cluster) {
 		if r.total != 20000 || r.succeeded != r.total || !strings.HasPrefix(r.statuses, "20000 2xx") {
 			t.Errorf("%s: %d of %d requests succeeded (status codes %s)", p.name, r.succeeded, r.total, r.statuses)
 		}
+		if p.name == "h2load PUT flood" {
+			// Its 20,000 writes must have brought a snapshot of the large
+			// tree on every node while the flood and the canary ran.
+			for i, after := range lastSnapshots(c) {
+				if after <= snapBefore[i] {
+					t.Errorf("%s: no snapshot on %s during the flood (last snapshot index %d → %d)", p.name, c.Nodes[i].Name, snapBefore[i], after)
+				}
+			}
+		}
 		healthy(t, c, p.name, term)
 	}
 }
