@@ -45,6 +45,37 @@ var (
 	aheadUsers = []string{"", "alice", "bob", "root"}
 )
 
+// randomJSON is a random tree: objects of up to width-1 children named
+// from keys, leaves from leaves, nothing deeper than maxDepth+1 levels.
+func randomJSON(rng *rand.Rand, keys, leaves []string, width, maxDepth int) string {
+	var value func(depth int) string
+	value = func(depth int) string {
+		switch n := rng.IntN(width); {
+		case n == 0 || depth > maxDepth:
+			return leaves[rng.IntN(len(leaves))]
+		default:
+			out, sep := "{", ""
+			for range n {
+				out += fmt.Sprintf(`%s%q: %s`, sep, keys[rng.IntN(len(keys))], value(depth+1))
+				sep = ","
+			}
+			return out + "}"
+		}
+	}
+	return value(0)
+}
+
+// ruledFSM is an FSM holding data (JSON) under the rules src.
+func ruledFSM(t *testing.T, data, src string) *testFSM {
+	t.Helper()
+	f := newTestFSM()
+	if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(data)}); err != nil {
+		t.Fatal(err)
+	}
+	setRules(t, f, src)
+	return f
+}
+
 // judgedByApplying is FSM.Judge without the shortcut: apply c to a copy
 // of s and judge the result.
 func judgedByApplying(s *state, c Command) bool {
@@ -73,12 +104,7 @@ func parsedSet(t *testing.T, path, body string) Command {
 func TestAllowedWithoutApplyAgrees(t *testing.T) {
 	answered := 0
 	for i, src := range aheadRules {
-		f := newTestFSM()
-		if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(aheadData)}); err != nil {
-			t.Fatal(err)
-		}
-		setRules(t, f, src)
-		s := f.cur.Load()
+		s := ruledFSM(t, aheadData, src).cur.Load()
 		for _, p := range aheadPaths {
 			for _, body := range aheadValues {
 				for _, uid := range aheadUsers {
@@ -123,19 +149,8 @@ func TestAllowedWithoutApplyProfileWrite(t *testing.T) {
 func TestAllowedWithoutApplyRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 90))
 	keys := []string{"a", "b", "c", "x", "lock", "free", "only", "leaf"}
-	var value func(depth int) string
-	value = func(depth int) string {
-		switch n := rng.IntN(6); {
-		case n == 0 || depth > 2:
-			return []string{"null", "1", "true", `"s"`, `"far too long"`}[rng.IntN(5)]
-		default:
-			out, sep := "{", ""
-			for range n {
-				out += fmt.Sprintf(`%s%q: %s`, sep, keys[rng.IntN(len(keys))], value(depth+1))
-				sep = ","
-			}
-			return out + "}"
-		}
+	value := func(int) string {
+		return randomJSON(rng, keys, []string{"null", "1", "true", `"s"`, `"far too long"`}, 6, 2)
 	}
 	path := func() string {
 		p := ""
@@ -149,11 +164,7 @@ func TestAllowedWithoutApplyRandom(t *testing.T) {
 		n = 300
 	}
 	for i := range n {
-		f := newTestFSM()
-		if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(value(0))}); err != nil {
-			t.Fatal(err)
-		}
-		setRules(t, f, aheadRules[1+rng.IntN(len(aheadRules)-1)])
+		f := ruledFSM(t, value(0), aheadRules[1+rng.IntN(len(aheadRules)-1)])
 		if _, err := f.apply(Command{Kind: CmdSet, Path: mustPath(t, "/open"), Body: []byte("true")}); err != nil {
 			t.Fatal(err)
 		}

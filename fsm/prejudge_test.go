@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -59,19 +58,10 @@ func TestPrejudgedHoldsOnAnyData(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 16))
 	prejudged := 0
 	for i, src := range prejudgeRules {
-		f := newTestFSM()
-		if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(aheadData)}); err != nil {
-			t.Fatal(err)
-		}
-		setRules(t, f, src)
+		f := ruledFSM(t, aheadData, src)
 		others := make([]*state, 24)
 		for j := range others {
-			g := newTestFSM()
-			if _, err := g.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(randomData(rng))}); err != nil {
-				t.Fatal(err)
-			}
-			setRules(t, g, src)
-			others[j] = g.cur.Load()
+			others[j] = ruledFSM(t, randomData(rng), src).cur.Load()
 		}
 		for _, p := range append(aheadPaths, "/t/x") {
 			for _, body := range aheadValues {
@@ -104,21 +94,7 @@ func TestPrejudgedHoldsOnAnyData(t *testing.T) {
 // randomData is a small random tree over aheadData's keys.
 func randomData(rng *rand.Rand) string {
 	keys := []string{"a", "b", "c", "x", "lock", "free", "only", "leaf", "users", "alice", "bob", "name", "open", "t"}
-	var value func(depth int) string
-	value = func(depth int) string {
-		switch n := rng.IntN(7); {
-		case n == 0 || depth > 3:
-			return []string{"null", "1", "5", "true", `"s"`, `"Al"`, `"far too long"`}[rng.IntN(7)]
-		default:
-			out, sep := "{", ""
-			for range n {
-				out += fmt.Sprintf(`%s%q: %s`, sep, keys[rng.IntN(len(keys))], value(depth+1))
-				sep = ","
-			}
-			return out + "}"
-		}
-	}
-	return value(0)
+	return randomJSON(rng, keys, []string{"null", "1", "5", "true", `"s"`, `"Al"`, `"far too long"`}, 7, 3)
 }
 
 // TestNotPrejudgedWhenTheDataDecides: rules that read stored data, `now`,
@@ -136,11 +112,7 @@ func TestNotPrejudgedWhenTheDataDecides(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newTestFSM()
-			if _, err := f.apply(Command{Kind: CmdSet, Path: tree.Path{}, Body: []byte(tt.data)}); err != nil {
-				t.Fatal(err)
-			}
-			setRules(t, f, tt.rules)
+			f := ruledFSM(t, tt.data, tt.rules)
 			c := parsedSet(t, tt.path, tt.body)
 			c.As = as(tt.uid)
 			if err := f.Judge(&c); err != nil {

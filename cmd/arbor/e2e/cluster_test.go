@@ -494,6 +494,11 @@ func benchRequest(hc *http.Client, n *Node, method, path, body string) error {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+AdminSecret)
+	return benchDo(hc, req, method+" "+path+" on "+n.Name)
+}
+
+// benchDo sends req and requires 200 or 204; what names it in the error.
+func benchDo(hc *http.Client, req *http.Request, what string) error {
 	resp, err := hc.Do(req)
 	if err != nil {
 		return err
@@ -504,7 +509,7 @@ func benchRequest(hc *http.Client, n *Node, method, path, body string) error {
 		return err
 	}
 	if resp.StatusCode != 200 && resp.StatusCode != 204 {
-		return fmt.Errorf("%s %s on %s: %d %.200s", method, path, n.Name, resp.StatusCode, b)
+		return fmt.Errorf("%s: %d %.200s", what, resp.StatusCode, b)
 	}
 	return nil
 }

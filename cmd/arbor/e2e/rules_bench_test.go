@@ -218,17 +218,5 @@ func (p preparedRequest) send(hc *http.Client, method, body string) error {
 	if body != "" {
 		req.Body, req.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != 200 && resp.StatusCode != 204 {
-		return fmt.Errorf("%s %s: %d %.200s", method, p.url.Path, resp.StatusCode, got)
-	}
-	return nil
+	return benchDo(hc, req, method+" "+p.url.Path)
 }
