@@ -27,6 +27,9 @@ type metrics struct {
 	streamsDropped prometheus.Counter
 	// Writes waiting for a slot (fairgate.go).
 	writesWaiting prometheus.Gauge
+	// Writes judged again because the rules changed while they waited
+	// for the log (fsm.ErrRulesChanged).
+	writesRejudged prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -67,6 +70,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.writesWaiting, err = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: "arbor", Subsystem: "http", Name: "writes_waiting",
 		Help: "Writes waiting for one of the node's write slots (--max-writes-in-progress).",
+	})); err != nil {
+		return nil, err
+	}
+	if m.writesRejudged, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "arbor", Subsystem: "http", Name: "writes_rejudged_total",
+		Help: "Writes judged and proposed again because the security rules changed before they reached the log.",
 	})); err != nil {
 		return nil, err
 	}

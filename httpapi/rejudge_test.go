@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -49,6 +50,9 @@ func TestWriteJudgedAgainWhenTheRulesChanged(t *testing.T) {
 				}
 			} else if resp.status != 200 || proposed != refusals+1 {
 				t.Fatalf("answer %d %q after %d proposals", resp.status, resp.body, proposed)
+			}
+			if m, want := h.do(req{method: "GET", path: "/metrics"}), fmt.Sprintf("arbor_http_writes_rejudged_total %d\n", min(refusals, maxRejudgements)); !strings.Contains(m.body, want) {
+				t.Errorf("/metrics lacks %q", want)
 			}
 			if len(judged) != proposed || judged[0] {
 				t.Fatalf("judgements %v for %d proposals", judged, proposed)

@@ -75,6 +75,7 @@ func (s *Server) judgeAndPropose(ctx context.Context, cmd *fsm.Command, o fsm.An
 		if !errors.Is(err, fsm.ErrRulesChanged) || attempt == maxRejudgements {
 			return a, err
 		}
+		s.metrics.writesRejudged.Inc()
 	}
 }
 
