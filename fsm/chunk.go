@@ -101,6 +101,7 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 	if k, err := EntryKind(whole); err != nil || k == CmdChunk {
 		return &next, Result{}, nil, fmt.Errorf("chunked command: not a command: %w", tree.ErrInvalidData)
 	}
+	defer gcPause()() // a large command: see pauseGC
 	return applyEntry(&next, whole)
 }
 
