@@ -299,3 +299,55 @@ func TestDialGivesUpOnASilentPeer(t *testing.T) {
 	default:
 	}
 }
+
+// TestDialWaitsForAPeerComingBack: a Raft dial to an address that refuses
+// connections (a peer being restarted) keeps trying for peerRetryWindow,
+// so a peer listening again 300 ms later is reached by that same dial and
+// Raft never counts a string of failures; one that stays away fails
+// after about the window.
+func TestDialWaitsForAPeerComingBack(t *testing.T) {
+	nw, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nw.Close()
+	stream := &streamLayer{net: nw.(*tcpNetwork)}
+	// A free port: bound, noted, closed.
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := probe.Addr().String()
+	probe.Close()
+
+	start := time.Now()
+	if _, err := stream.Dial(raft.ServerAddress(addr), transportTimeout); err == nil {
+		t.Fatal("a dial to a closed port succeeded")
+	} else if took := time.Since(start); took < peerRetryWindow-2*peerRetryEvery || took > peerRetryWindow+time.Second {
+		t.Fatalf("a peer that stays away failed the dial after %s, want about %s: %v", took, peerRetryWindow, err)
+	}
+
+	back := make(chan net.Listener, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the peer's restart, not a wait for a state
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			back <- nil
+			return
+		}
+		back <- ln
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := stream.Dial(raft.ServerAddress(addr), transportTimeout)
+	ln := <-back
+	if ln == nil {
+		t.Skip("the port was taken meanwhile")
+	}
+	defer ln.Close()
+	if err != nil {
+		t.Fatalf("a peer listening again 300 ms into the dial was not reached: %v", err)
+	}
+	c.Close()
+}

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"errors"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -43,9 +45,43 @@ func (s *streamLayer) Close() error { return s.net.closeListener() }
 // configuration and dial.
 func (s *streamLayer) Addr() net.Addr { return s.net.adv }
 
+// A peer being replaced — a pod restarting on a new IP, a process
+// restarting — refuses connections, or its name does not resolve yet, for
+// a second or two. Failing each dial at once let hashicorp/raft count a
+// failure every few milliseconds and back off exponentially, to seconds
+// between attempts, so a restarted member waited for its leader long after
+// it was up: a rolling upgrade in make test-k8s once saw a pod Ready 6.5 s
+// after its container started, 4 s of it waiting for the leader. Quick
+// failures are therefore retried within one dial, every peerRetryEvery for
+// up to peerRetryWindow: Raft counts about one failure per window and
+// retries within its first, short backoffs once the peer is back.
+const (
+	peerRetryEvery  = 50 * time.Millisecond
+	peerRetryWindow = time.Second
+)
+
 // Dial implements raft.StreamLayer.
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return s.net.dial(address, timeout)
+	deadline := time.Now().Add(min(timeout, peerRetryWindow))
+	for {
+		c, err := s.net.dial(address, timeout)
+		if err == nil || !quickDialFailure(err) || time.Now().Add(peerRetryEvery).After(deadline) {
+			return c, err
+		}
+		select {
+		case <-time.After(peerRetryEvery):
+		case <-s.net.closed:
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// quickDialFailure reports whether err is a dial that failed at once
+// because nobody listens at the address or its name does not resolve:
+// what a peer being replaced answers. Timeouts and TLS failures are not.
+func quickDialFailure(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dnsErr)
 }
 
 // hostPort is a net.Addr that keeps a host name unresolved.
