@@ -108,12 +108,22 @@ func renderAnswer(code int, msg string, now time.Time) []byte {
 	body := errorJSON(msg)
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 " + strconv.Itoa(code) + " " + http.StatusText(code) + "\r\n")
-	b.WriteString("Access-Control-Allow-Origin: *\r\nCache-Control: no-cache\r\n")
-	b.WriteString("Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n")
+	for _, h := range apiAnswerHeaders {
+		b.WriteString(http.CanonicalHeaderKey(h[0]) + ": " + h[1] + "\r\n")
+	}
+	b.WriteString("Connection: close\r\n")
 	b.WriteString("Date: " + now.UTC().Format(http.TimeFormat) + "\r\n")
 	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
 	b.Write(body)
 	return b.Bytes()
+}
+
+// apiAnswerHeaders are the headers of the API's error answers (SPEC §7)
+// that do not depend on the answer, as HTTP/2 writes their names.
+var apiAnswerHeaders = [][2]string{
+	{"access-control-allow-origin", "*"},
+	{"cache-control", "no-cache"},
+	{"content-type", "application/json; charset=utf-8"},
 }
 
 // errorJSON is SPEC §6's error body, {\n  "error" : "<msg>"\n}\n, as the

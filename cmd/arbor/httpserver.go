@@ -23,8 +23,8 @@ const (
 // httpsServer is the client-facing HTTPS listener. There is deliberately no
 // plain-HTTP listener: plain HTTP sent to this port gets Go's 400 reply.
 // Every other answer is SPEC §6 JSON, also those net/http writes by itself
-// on an HTTP/1 connection (goanswers.go); HTTP/2 connections are served by
-// net/http as they are.
+// on an HTTP/1 connection (goanswers.go) and those its HTTP/2 server would
+// write (h2guard.go).
 type httpsServer struct {
 	srv      *http.Server
 	addr     string // the address it really listens on
@@ -58,6 +58,10 @@ func listenHTTPS(addr, addrFile string, maxConns int, h http.Handler, getCert fu
 		addrFile: addrFile,
 		logger:   logger,
 		errc:     make(chan error, 1),
+	}
+	if err := serveHTTP2Guarded(s.srv); err != nil {
+		ln.Close()
+		return nil, err
 	}
 	go func() { s.errc <- s.srv.Serve(ln) }()
 	s.addr = ln.Addr().String()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -9,12 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
 // TestBothProtocolsServed: HTTP/2 is still negotiated (and HTTP/1.1 when
@@ -56,102 +51,6 @@ func TestPlainHTTPGetsGoAnswer(t *testing.T) {
 	if err != nil || string(got) != plainHTTPAnswer {
 		t.Fatalf("plain HTTP answered %q (%v), want %q", got, err, plainHTTPAnswer)
 	}
-}
-
-// TestHTTP2OversizedHeaders pins what net/http's HTTP/2 server does with a
-// header list over its SETTINGS_MAX_HEADER_LIST_SIZE (1 MiB + 320), as
-// docs/RELIABILITY.md says: Go's client refuses to send it; a header
-// block that passes the limit in its last frame gets Go's own 431 in
-// HTML, one that goes on after it ends the connection (GOAWAY
-// PROTOCOL_ERROR), and so does a single field over the limit (GOAWAY
-// COMPRESSION_ERROR). A header HTTP/2 forbids gets Go's own 400 in text.
-func TestHTTP2OversizedHeaders(t *testing.T) {
-	s := startTestServer(t)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.pool, ServerName: "127.0.0.1"}, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
-	req, _ := http.NewRequest("GET", "https://"+s.addr+"/x.json", nil)
-	req.Header.Set("X-Big", strings.Repeat("a", 2<<20))
-	if resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req); err == nil {
-		resp.Body.Close()
-		t.Errorf("Go's HTTP/2 client sent a 2 MiB header (%s %d)", resp.Proto, resp.StatusCode)
-	}
-
-	quarter := strings.Repeat("a", 300_000)
-	status, ctype, goAway := h2Request(t, s, [][2]string{{"x-a", quarter}, {"x-b", quarter}, {"x-c", quarter}, {"x-d", quarter}})
-	if status != "431" || !strings.HasPrefix(ctype, "text/html") {
-		t.Errorf("4 fields of 300 kB: status %q, Content-Type %q, GOAWAY %v; want Go's HTML 431", status, ctype, goAway)
-	}
-	status, _, goAway = h2Request(t, s, [][2]string{{"x-a", quarter}, {"x-b", quarter}, {"x-c", quarter}, {"x-d", quarter}, {"x-e", quarter}})
-	if status != "" || goAway != http2.ErrCodeProtocol {
-		t.Errorf("5 fields of 300 kB: status %q, GOAWAY %v; want GOAWAY PROTOCOL_ERROR", status, goAway)
-	}
-	status, _, goAway = h2Request(t, s, [][2]string{{"x-big", strings.Repeat("a", 2<<20)}})
-	if status != "" || goAway != http2.ErrCodeCompression {
-		t.Errorf("one field of 2 MiB: status %q, GOAWAY %v; want GOAWAY COMPRESSION_ERROR", status, goAway)
-	}
-	status, ctype, _ = h2Request(t, s, [][2]string{{"connection", "close"}})
-	if status != "400" || !strings.HasPrefix(ctype, "text/plain") {
-		t.Errorf("a connection header: status %q, Content-Type %q; want Go's text 400", status, ctype)
-	}
-	status, ctype, _ = h2Request(t, s, [][2]string{{"x-small", "a"}})
-	if status != "200" || ctype != "application/json; charset=utf-8" {
-		t.Errorf("a small header: status %q, Content-Type %q", status, ctype)
-	}
-}
-
-// h2Request sends one GET with the extra header fields over a raw HTTP/2
-// connection, as literals in 16 KiB frames, and returns the answer's
-// status and Content-Type, or the GOAWAY code that ended the connection.
-func h2Request(t *testing.T, s *testServer, fields [][2]string) (status, ctype string, goAway http2.ErrCode) {
-	t.Helper()
-	cn := s.dial(t, "h2")
-	_ = cn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(cn, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(cn, cn)
-	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range append([][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "127.0.0.1"}, {":path", "/x.json"}}, fields...) {
-		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	go func() { // the server may answer or hang up before the last frame
-		if fr.WriteSettings() != nil {
-			return
-		}
-		b := block.Bytes()
-		n := min(len(b), 16384)
-		err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: b[:n], EndStream: true, EndHeaders: n == len(b)})
-		for b = b[n:]; err == nil && len(b) > 0; b = b[n:] {
-			n = min(len(b), 16384)
-			err = fr.WriteContinuation(1, n == len(b), b[:n])
-		}
-	}()
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				t.Logf("reading frames: %v", err)
-			}
-			return "", "", goAway
-		}
-		switch f := f.(type) {
-		case *http2.MetaHeadersFrame:
-			return f.PseudoValue("status"), headerValue(f, "content-type"), goAway
-		case *http2.GoAwayFrame:
-			goAway = f.ErrCode
-		}
-	}
-}
-
-func headerValue(f *http2.MetaHeadersFrame, name string) string {
-	for _, hf := range f.RegularFields() {
-		if hf.Name == name {
-			return hf.Value
-		}
-	}
-	return ""
 }
 
 // TestTLSListenerHandshakes: a connection that never completes its

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // probeHeadersTooLarge: 20 clients at once send heads of 2 MiB (twice
@@ -61,4 +65,94 @@ func rawHTTP1Large(cn *tls.Conn, req string) (status int, ctype, body string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// probeHTTP2Heads: 20 clients at once send, over HTTP/2 to a follower,
+// header blocks that net/http's HTTP/2 server would answer itself in HTML
+// or plain text: fields passing the advertised 1 MiB + 320 in the last
+// frame of the block, or a connection-specific header. Each gets SPEC §6
+// JSON and a GOAWAY (cmd/arbor/h2guard.go), and the cluster does not
+// notice.
+func probeHTTP2Heads(t *testing.T, c *Cluster) {
+	_, target, term := settled(t, c)
+	k := startCanary(t, c)
+	k.waitStarted(t)
+	quarter := strings.Repeat("a", 300_000)
+	large := [][2]string{{"x-a", quarter}, {"x-b", quarter}, {"x-c", quarter}, {"x-d", quarter}}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []string
+	for i := range 20 {
+		fields, want, wantStatus := large, errorBody("Request header fields too large"), "431"
+		if i%2 == 1 {
+			fields, want, wantStatus = [][2]string{{"connection", "close"}}, errorBody(`Bad request: header "connection" is not valid in HTTP/2`), "400"
+		}
+		cn := dialProto(t, target, "h2")
+		wg.Go(func() {
+			status, ctype, body := rawHTTP2(cn, fields)
+			if status != wantStatus || ctype != "application/json; charset=utf-8" || body != want {
+				mu.Lock()
+				wrong = append(wrong, fmt.Sprintf("%s %q %q", status, ctype, body))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	k.finish(t, "20 HTTP/2 heads refused", canaryP99, canaryWorst)
+	if len(wrong) > 0 {
+		t.Errorf("HTTP/2 heads answered %d times otherwise than in JSON: %v", len(wrong), wrong)
+	}
+	healthy(t, c, "HTTP/2 heads refused", term)
+}
+
+// rawHTTP2 sends one authenticated GET with the extra header fields over
+// cn, an HTTP/2 connection, as literals in 16 KiB frames, while reading,
+// and returns the answer's status, Content-Type and body ("" when none
+// came within 10 s).
+func rawHTTP2(cn *tls.Conn, fields [][2]string) (status, ctype, body string) {
+	defer cn.Close()
+	_ = cn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(cn, http2.ClientPreface); err != nil {
+		return "", "", err.Error()
+	}
+	fr := http2.NewFramer(cn, cn)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	head := [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "127.0.0.1"}, {":path", "/sentinel.json"}, {"authorization", "Bearer " + AdminSecret}}
+	for _, f := range append(head, fields...) {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	go func() { // the node may answer before the last frame
+		if fr.WriteSettings() != nil {
+			return
+		}
+		b := block.Bytes()
+		n := min(len(b), 16384)
+		err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: b[:n], EndStream: true, EndHeaders: n == len(b)})
+		for b = b[n:]; err == nil && len(b) > 0; b = b[n:] {
+			n = min(len(b), 16384)
+			err = fr.WriteContinuation(1, n == len(b), b[:n])
+		}
+	}()
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return status, ctype, body
+		}
+		switch f := f.(type) {
+		case *http2.MetaHeadersFrame:
+			status = f.PseudoValue("status")
+			for _, hf := range f.RegularFields() {
+				if hf.Name == "content-type" {
+					ctype = hf.Value
+				}
+			}
+		case *http2.DataFrame:
+			body += string(f.Data())
+			if f.StreamEnded() {
+				return status, ctype, body
+			}
+		}
+	}
 }

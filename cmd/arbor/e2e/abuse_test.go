@@ -342,6 +342,7 @@ func TestAbuse(t *testing.T) {
 	// snapshots of that tree (one per 8,192 writes) on every node, which must
 	// not cost an election or stall the canary either.
 	t.Run("HeadersTooLarge", func(t *testing.T) { probeHeadersTooLarge(t, c) })
+	t.Run("HTTP2HeadsRefused", func(t *testing.T) { probeHTTP2Heads(t, c) })
 	t.Run("SlowHeaders", func(t *testing.T) { probeSlowHeaders(t, c) })
 	t.Run("SlowBodies", func(t *testing.T) { probeSlowBody(t, c) })
 	t.Run("SlowRead", func(t *testing.T) { probeSlowRead(t, c) })
@@ -385,14 +386,17 @@ func rawHTTP1Slow(t *testing.T, n *Node, head string, limit time.Duration) strin
 	}
 }
 
-func dialHTTP1(t *testing.T, n *Node) *tls.Conn {
+func dialHTTP1(t *testing.T, n *Node) *tls.Conn { return dialProto(t, n, "http/1.1") }
+
+// dialProto opens a TLS connection to n that offers only proto.
+func dialProto(t *testing.T, n *Node, proto string) *tls.Conn {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pem, err := os.ReadFile(n.trustFile)
 	if err != nil || !pool.AppendCertsFromPEM(pem) {
 		t.Fatalf("trust file: %v", err)
 	}
-	cn, err := tls.DialWithDialer(&netDialer, "tcp", n.Addr(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}})
+	cn, err := tls.DialWithDialer(&netDialer, "tcp", n.Addr(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{proto}})
 	if err != nil {
 		t.Fatal(err)
 	}
