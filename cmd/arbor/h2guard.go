@@ -203,7 +203,7 @@ func (g *h2Guard) scan(b, out []byte) []byte {
 			g.holding = t == h2FrameHeaders || t == h2FrameContinuation
 			if g.holding && g.left > h2MaxReadFrameSize { // the server ends the connection over it
 				g.held = append(g.held[:0], g.hdr[:]...)
-				g.hdrN = 0
+				g.hdrN, g.holding = 0, false
 				out = g.loseTrack(out)
 				continue
 			}
