@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -116,4 +117,17 @@ func decodeMeta(b []byte) nodeMeta {
 		return nodeMeta{}
 	}
 	return m
+}
+
+// gossipHost is the host gossip last saw the live peer whose Raft address
+// is addr at (tcpNetwork dials it when addr's name does not resolve).
+func (n *Node) gossipHost(addr raft.ServerAddress) (string, bool) {
+	for _, p := range n.disco.Peers() {
+		if p.Meta.RaftAddr != addr || p.ID == n.id || p.Status != peerAlive || p.GossipAddr == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(p.GossipAddr)
+		return host, err == nil && host != ""
+	}
+	return "", false
 }

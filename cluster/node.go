@@ -172,6 +172,11 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 			_ = n.Shutdown(context.Background())
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
+		if r, ok := n.net.(interface {
+			resolvePeersWith(func(raft.ServerAddress) (string, bool))
+		}); ok {
+			r.resolvePeersWith(n.gossipHost)
+		}
 		n.wg.Add(1)
 		go n.membershipLoop()
 	}

@@ -57,6 +57,8 @@ type tcpNetwork struct {
 	wg        sync.WaitGroup // the accept loop and RPC server connections
 
 	handler atomic.Pointer[rpcHandler]
+	// gossipHost, once set, names the host gossip last saw a peer at.
+	gossipHost atomic.Pointer[func(raft.ServerAddress) (string, bool)]
 
 	mu      sync.Mutex
 	idle    map[raft.ServerAddress][]*rpcConn // client side, most recent last
@@ -241,9 +243,33 @@ const (
 	peerHandshakeTimeout = 2 * time.Second
 )
 
+// A peer's name may not resolve for seconds after it was replaced: on
+// Kubernetes the new pod is up and gossiping before DNS names it (make
+// test-k8s saw 4.6 s of "lookup …: i/o timeout", and a replaced pod Ready
+// only after that). Gossip learns the new pod's address as soon as it
+// joins, so a dial whose name does not resolve, or whose connect times out
+// (the name still giving the old pod's IP), is made again to the host
+// gossip last saw that live peer at, on the port of its Raft address.
+// Mutual TLS checks the peer's certificate against the cluster CA either
+// way.
+
+// resolvePeersWith gives the network the gossip view of peers' hosts.
+func (t *tcpNetwork) resolvePeersWith(host func(raft.ServerAddress) (string, bool)) {
+	t.gossipHost.Store(&host)
+}
+
 func (t *tcpNetwork) dialContext(ctx context.Context, addr raft.ServerAddress) (net.Conn, error) {
 	d := net.Dialer{Timeout: peerConnectTimeout}
 	c, err := d.DialContext(ctx, "tcp", string(addr))
+	if err != nil && unresolvedOrGone(err) {
+		if alt, ok := t.gossipAddr(addr); ok {
+			var altErr error
+			if c, altErr = d.DialContext(ctx, "tcp", alt); altErr == nil {
+				err = nil
+				t.log.Info("peer name did not resolve: dialled the address gossip knows", "peer", string(addr), "addr", alt)
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +284,33 @@ func (t *tcpNetwork) dialContext(ctx context.Context, addr raft.ServerAddress) (
 		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
 	}
 	return tc, nil
+}
+
+// unresolvedOrGone reports whether a dial failed because the peer's name
+// did not resolve, or its connect timed out (the name still gives the IP
+// of the pod replaced).
+func unresolvedOrGone(err error) bool {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	return errors.As(err, &dnsErr) || (errors.As(err, &netErr) && netErr.Timeout())
+}
+
+// gossipAddr is addr with its host replaced by the one gossip last saw
+// the peer at, if gossip knows one other than addr's.
+func (t *tcpNetwork) gossipAddr(addr raft.ServerAddress) (string, bool) {
+	f := t.gossipHost.Load()
+	if f == nil {
+		return "", false
+	}
+	host, port, err := net.SplitHostPort(string(addr))
+	if err != nil {
+		return "", false
+	}
+	alt, ok := (*f)(addr)
+	if !ok || alt == host {
+		return "", false
+	}
+	return net.JoinHostPort(alt, port), true
 }
 
 // serverConn is one accepted RPC connection. busy and shut are guarded by

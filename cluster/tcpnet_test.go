@@ -351,3 +351,67 @@ func TestDialWaitsForAPeerComingBack(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestDialFallsBackToGossipAddress: a peer whose name does not resolve is
+// dialled at the host gossip knows for its Raft address; without one the
+// dial fails as before.
+func TestDialFallsBackToGossipAddress(t *testing.T) {
+	nw, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nw.Close()
+	tn := nw.(*tcpNetwork)
+	peer, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	go func() {
+		for {
+			c, err := peer.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(peer.Addr().String())
+	// RFC 6761: names under .invalid never resolve.
+	name := raft.ServerAddress(net.JoinHostPort("arbor-0.peers.invalid", port))
+	if _, err := tn.dial(name, time.Second); err == nil {
+		t.Fatal("a name that does not resolve was dialled without gossip")
+	}
+	tn.resolvePeersWith(func(addr raft.ServerAddress) (string, bool) {
+		return "127.0.0.1", addr == name
+	})
+	c, err := tn.dial(name, time.Second)
+	if err != nil {
+		t.Fatalf("the gossip address was not dialled: %v", err)
+	}
+	c.Close()
+	other := raft.ServerAddress(net.JoinHostPort("arbor-1.peers.invalid", port))
+	if _, err := tn.dial(other, time.Second); err == nil {
+		t.Fatal("a peer gossip does not know was dialled")
+	}
+}
+
+// TestGossipHost: the host is that of the live peer advertising the Raft
+// address, never this node's own, a dead peer's or a malformed one.
+func TestGossipHost(t *testing.T) {
+	g := newFakeGossip()
+	add := func(id, raftAddr, gossipAddr string, st peerStatus) {
+		g.peers[raft.ServerID(id)] = &peer{ID: raft.ServerID(id), Status: st, GossipAddr: gossipAddr, Meta: nodeMeta{RaftAddr: raft.ServerAddress(raftAddr)}}
+	}
+	add("a", "a.svc:8300", "10.0.0.1:8301", peerAlive)
+	add("b", "b.svc:8300", "10.0.0.2:8301", peerAlive)
+	add("c", "c.svc:8300", "10.0.0.3:8301", peerDead)
+	add("d", "d.svc:8300", "not-an-address", peerAlive)
+	n := &Node{id: "a", disco: &fakeMember{g: g, id: "a"}}
+	for addr, want := range map[string]string{"b.svc:8300": "10.0.0.2", "a.svc:8300": "", "c.svc:8300": "", "d.svc:8300": "", "e.svc:8300": ""} {
+		got, ok := n.gossipHost(raft.ServerAddress(addr))
+		if got != want || ok != (want != "") {
+			t.Errorf("gossipHost(%s) = %q %v, want %q", addr, got, ok, want)
+		}
+	}
+}

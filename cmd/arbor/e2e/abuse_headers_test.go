@@ -28,26 +28,40 @@ func probeHeadersTooLarge(t *testing.T, c *Cluster) {
 	req := "GET /sentinel.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + AdminSecret +
 		"\r\nX-Big: " + strings.Repeat("a", 2<<20) + "\r\n\r\n"
 	want := errorBody("Request header fields too large")
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var wrong []string
-	for range 20 {
-		cn := dialHTTP1(t, target)
-		wg.Go(func() {
-			status, ctype, body := rawHTTP1Large(cn, req)
-			if status != 431 || ctype != "application/json; charset=utf-8" || body != want {
-				mu.Lock()
-				wrong = append(wrong, fmt.Sprintf("%d %q %q", status, ctype, body))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	wrong := atOnce(20, func(int) *tls.Conn { return dialHTTP1(t, target) }, func(_ int, cn *tls.Conn) string {
+		status, ctype, body := rawHTTP1Large(cn, req)
+		if status != 431 || ctype != "application/json; charset=utf-8" || body != want {
+			return fmt.Sprintf("%d %q %q", status, ctype, body)
+		}
+		return ""
+	})
 	k.finish(t, "20 heads of 2 MiB", canaryP99, canaryWorst)
 	if len(wrong) > 0 {
 		t.Errorf("heads of 2 MiB answered %d times otherwise than the JSON 431: %v", len(wrong), wrong)
 	}
 	healthy(t, c, "heads of 2 MiB", term)
+}
+
+// atOnce opens n connections with dial, then runs check on each at once,
+// and returns what the checks found wrong (their non-empty results).
+func atOnce(n int, dial func(i int) *tls.Conn, check func(i int, cn *tls.Conn) string) []string {
+	conns := make([]*tls.Conn, n)
+	for i := range conns {
+		conns[i] = dial(i)
+	}
+	found := make([]string, n)
+	var wg sync.WaitGroup
+	for i, cn := range conns {
+		wg.Go(func() { found[i] = check(i, cn) })
+	}
+	wg.Wait()
+	var wrong []string
+	for _, f := range found {
+		if f != "" {
+			wrong = append(wrong, f)
+		}
+	}
+	return wrong
 }
 
 // rawHTTP1Large sends req over cn, an HTTP/1.1 connection, while reading
@@ -79,25 +93,17 @@ func probeHTTP2Heads(t *testing.T, c *Cluster) {
 	k.waitStarted(t)
 	quarter := strings.Repeat("a", 300_000)
 	large := [][2]string{{"x-a", quarter}, {"x-b", quarter}, {"x-c", quarter}, {"x-d", quarter}}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var wrong []string
-	for i := range 20 {
+	wrong := atOnce(20, func(int) *tls.Conn { return dialProto(t, target, "h2") }, func(i int, cn *tls.Conn) string {
 		fields, want, wantStatus := large, errorBody("Request header fields too large"), "431"
 		if i%2 == 1 {
 			fields, want, wantStatus = [][2]string{{"connection", "close"}}, errorBody(`Bad request: header "connection" is not valid in HTTP/2`), "400"
 		}
-		cn := dialProto(t, target, "h2")
-		wg.Go(func() {
-			status, ctype, body := rawHTTP2(cn, fields)
-			if status != wantStatus || ctype != "application/json; charset=utf-8" || body != want {
-				mu.Lock()
-				wrong = append(wrong, fmt.Sprintf("%s %q %q", status, ctype, body))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+		status, ctype, body := rawHTTP2(cn, fields)
+		if status != wantStatus || ctype != "application/json; charset=utf-8" || body != want {
+			return fmt.Sprintf("%s %q %q", status, ctype, body)
+		}
+		return ""
+	})
 	k.finish(t, "20 HTTP/2 heads refused", canaryP99, canaryWorst)
 	if len(wrong) > 0 {
 		t.Errorf("HTTP/2 heads answered %d times otherwise than in JSON: %v", len(wrong), wrong)
