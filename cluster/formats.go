@@ -23,6 +23,8 @@ type buildFormats struct {
 	// that introduced it. A release adding a kind adds it here with its
 	// new format; numbers never change afterwards.
 	kinds map[fsm.CommandKind]int
+	// silentAnswers says that the build serves opProposeAnswer2.
+	silentAnswers bool
 }
 
 // thisBuild describes the running binary: the fsm's formats and the
@@ -32,6 +34,9 @@ func thisBuild() buildFormats {
 		entry:    fsm.CommandVersion,
 		snapshot: fsm.SnapshotVersion,
 		kinds:    fsm.CommandKinds(),
+		// Since 2026-11-27; not an entry format: a follower finds out by
+		// asking (forwardPropose).
+		silentAnswers: true,
 	}
 }
 

@@ -351,3 +351,38 @@ func TestPrejudgedWritesWaitForEveryMember(t *testing.T) {
 		t.Fatalf("mallory's write judged %v, prejudged %v", err, cmd.Prejudged)
 	}
 }
+
+// TestSilentAnswers: a print=silent write's answer has its ETag and no
+// body, from the leader and through a follower alike; a follower whose
+// leader runs a release before opProposeAnswer2 asks again with
+// opProposeAnswer and gets the whole answer.
+func TestSilentAnswers(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	leader := c.waitLeader()
+	for _, n := range []*Node{leader, c.follower(leader)} {
+		loud := proposeWith(t, n, set("/silent", `{"a":1}`), fsm.AnswerOptions{})
+		quiet := proposeWith(t, n, set("/silent", `{"a":1}`), fsm.AnswerOptions{Silent: true})
+		if string(loud.Body) != `{"a":1}` || len(quiet.Body) != 0 || quiet.ETag != loud.ETag || quiet.ETag == "" {
+			t.Fatalf("via %s: answered %q %s, silently %q %s", n.id, loud.Body, loud.ETag, quiet.Body, quiet.ETag)
+		}
+	}
+
+	before := thisBuild()
+	before.silentAnswers = false
+	old := replace(c, 2, before)
+	waitFor(t, "leadership on the old member", 10*time.Second, func() bool {
+		if leader = c.waitLeader(); leader == old {
+			return true
+		}
+		_ = leader.raft.LeadershipTransferToServer(old.id, c.addr(2)).Error() // retried
+		return false
+	})
+	f := c.follower(leader)
+	a := proposeWith(t, f, set("/silent", `{"b":2}`), fsm.AnswerOptions{Silent: true})
+	if string(a.Body) != `{"b":2}` || a.ETag == "" {
+		t.Fatalf("via %s to a leader without opProposeAnswer2: %q %s", f.id, a.Body, a.ETag)
+	}
+	if got := readJSON(t, f, "/silent", true); got != `{"b":2}` {
+		t.Fatalf("/silent = %s", got)
+	}
+}

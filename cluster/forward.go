@@ -47,13 +47,22 @@ func (n *Node) route(ctx context.Context, op string) (target, error) {
 // means the leader certainly did not apply it (it no longer leads, or
 // could not be reached): route again.
 func (n *Node) forwardPropose(ctx context.Context, t target, kind fsm.CommandKind, o fsm.AnswerOptions, data []byte) (fsm.Answer, error) {
+	op := opProposeAnswer
+	if o.Silent {
+		op = opProposeAnswer2
+	}
 	payload := make([]byte, 0, 1+len(data))
 	payload = append(append(payload, encodeAnswerOptions(o)), data...)
-	reply, err := n.roundTrip(ctx, t, opProposeAnswer, payload)
+	reply, err := n.roundTrip(ctx, t, op, payload)
 	if err != nil {
 		return fsm.Answer{}, err
 	}
 	r, err := decodeReply(reply)
+	if isUnknownOp(err) && op == opProposeAnswer2 {
+		// A leader of an older release, which renders every body.
+		o.Silent = false
+		return n.forwardPropose(ctx, t, kind, o, data)
+	}
 	if isUnknownOp(err) {
 		// A leader of an older release: it answers with a Result, which
 		// this node renders (the one case where a value crosses twice).
@@ -154,14 +163,18 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
 	switch op {
-	case opProposeAnswer:
-		if n.formats.entry < answerRPCFormat {
-			return unknownOp(op) // as the release before it (tests model one)
+	case opProposeAnswer, opProposeAnswer2:
+		known := answerKnown
+		if op == opProposeAnswer2 {
+			known = answerKnown2
+		}
+		if n.formats.entry < answerRPCFormat || (op == opProposeAnswer2 && !n.formats.silentAnswers) {
+			return unknownOp(op) // as the releases before them (tests model them)
 		}
 		if len(payload) == 0 {
 			return encodeError(fmt.Errorf("forwarded write: empty: %w", tree.ErrInvalidData))
 		}
-		o, err := decodeAnswerOptions(payload[0])
+		o, err := decodeAnswerOptions(payload[0], known)
 		if err != nil {
 			return encodeError(err)
 		}

@@ -182,13 +182,19 @@ func readJSON(t *testing.T, n *Node, path string, linearizable bool) string {
 
 func propose(t *testing.T, n *Node, c fsm.Command) fsm.Answer {
 	t.Helper()
+	return proposeWith(t, n, c, fsm.AnswerOptions{})
+}
+
+// proposeWith is propose with answer options o.
+func proposeWith(t *testing.T, n *Node, c fsm.Command, o fsm.AnswerOptions) fsm.Answer {
+	t.Helper()
 	// A plain set is idempotent, so, like a client, retry it when the
 	// cluster lost its leader on the way (a busy machine can cost one
 	// election even with these timers); any other command fails at once.
 	retry := c.Kind == fsm.CmdSet && !c.HasIfMatch && !bytes.Contains(c.Body, []byte(".sv"))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, err := n.Propose(context.Background(), c, fsm.AnswerOptions{})
+		res, err := n.Propose(context.Background(), c, o)
 		if err == nil {
 			return res
 		}

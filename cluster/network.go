@@ -53,6 +53,12 @@ const (
 	// rendered it (body, ETag, index) or an error, a 412's rendered body
 	// included (see rpc.go). The follower relays it untouched.
 	opProposeAnswer rpcOp = 5
+	// opProposeAnswer2 is opProposeAnswer whose options may also ask for
+	// no body (answerSilent: print=silent). Releases before it answer
+	// "unknown op" (the leader of an older release would refuse the bit in
+	// opProposeAnswer with a 400): the follower then asks again with
+	// opProposeAnswer, and renders nothing of the body it gets.
+	opProposeAnswer2 rpcOp = 6
 )
 
 // rpcHandler answers one RPC. ctx carries the caller's remaining time.

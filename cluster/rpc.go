@@ -28,12 +28,15 @@ const (
 	replyPreconditionRendered byte = 4
 )
 
-// Answer option bits of opProposeAnswer's first payload byte.
+// Answer option bits of opProposeAnswer's first payload byte, and of
+// opProposeAnswer2's, which may also carry answerSilent.
 const (
 	answerPretty byte = 1 << iota
 	answerDelete
 	answerExport
-	answerKnown = answerPretty | answerDelete | answerExport
+	answerSilent
+	answerKnown  = answerPretty | answerDelete | answerExport
+	answerKnown2 = answerKnown | answerSilent
 )
 
 func encodeAnswerOptions(o fsm.AnswerOptions) byte {
@@ -47,16 +50,19 @@ func encodeAnswerOptions(o fsm.AnswerOptions) byte {
 	if o.Export {
 		b |= answerExport
 	}
+	if o.Silent {
+		b |= answerSilent
+	}
 	return b
 }
 
-// decodeAnswerOptions refuses bits this build does not know: a newer
-// member asking for an answer this leader cannot render.
-func decodeAnswerOptions(b byte) (fsm.AnswerOptions, error) {
-	if b&^answerKnown != 0 {
+// decodeAnswerOptions refuses bits other than known: a newer member
+// asking for an answer this leader cannot render.
+func decodeAnswerOptions(b, known byte) (fsm.AnswerOptions, error) {
+	if b&^known != 0 {
 		return fsm.AnswerOptions{}, tree.Public(tree.ErrBadRequest, fmt.Sprintf("unknown cluster RPC answer options %#x (a newer member?)", b))
 	}
-	return fsm.AnswerOptions{Pretty: b&answerPretty != 0, Delete: b&answerDelete != 0, Export: b&answerExport != 0}, nil
+	return fsm.AnswerOptions{Pretty: b&answerPretty != 0, Delete: b&answerDelete != 0, Export: b&answerExport != 0, Silent: b&answerSilent != 0}, nil
 }
 
 // encodeAnswer is the reply of a successful opProposeAnswer.

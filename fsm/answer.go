@@ -19,6 +19,9 @@ type AnswerOptions struct {
 	// the path (a Set of null at a priority path otherwise answers the
 	// node's ETag).
 	Delete bool
+	// Silent renders no body (print=silent: the client gets 204): the
+	// echo of a large write costs the leader as much CPU as the parse.
+	Silent bool
 }
 
 // Answer is a successful write's answer as a client receives it.
@@ -38,11 +41,15 @@ type Answer struct {
 func RenderAnswer(kind CommandKind, res Result, o AnswerOptions) Answer {
 	ro := tree.RenderOptions{Pretty: o.Pretty}
 	a := Answer{ETag: res.ETag, Index: res.Index}
+	if o.Delete {
+		a.ETag = (*tree.Node)(nil).ETag()
+	}
 	switch {
+	case o.Silent:
 	case kind == CmdPush:
 		a.Body = pushName(res.Name, ro)
 	case o.Delete:
-		a.Body, a.ETag = tree.AppendJSON(nil, nil, ro), (*tree.Node)(nil).ETag()
+		a.Body = tree.AppendJSON(nil, nil, ro)
 	case kind == CmdUpdate && res.Fields != nil:
 		a.Body = tree.AppendFields(nil, res.Fields, ro)
 	default: // PUT echoes what was written, server values resolved

@@ -45,7 +45,7 @@ func (s *Server) write(c *gin.Context, rq *request) {
 		return
 	}
 	defer s.writes.release()
-	a, err := s.judgeAndPropose(ctx, &cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete})
+	a, err := s.judgeAndPropose(ctx, &cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete, Silent: rq.opts.silent})
 	if err != nil {
 		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
 		return
