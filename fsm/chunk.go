@@ -54,6 +54,8 @@ type pendingChunks struct {
 	last  uint64 // index of the last chunk applied
 	total int
 	parts [][]byte
+	// prep is the command's work done as its chunks came (chunkprep.go).
+	prep *chunkPrep
 }
 
 // applyChunk buffers a chunk entry at index (term) and, for the last one,
@@ -85,9 +87,28 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 	q := *p
 	q.term, q.last = term, index
 	q.parts = append(q.parts[:len(q.parts):len(q.parts)], piece)
-	if len(q.parts) < q.total {
+	last := len(q.parts) == q.total
+	if last {
+		defer gcPause()() // a large command: see pauseGC
+	}
+	switch {
+	case seq == 0:
+		q.prep = &chunkPrep{}
+		fallthrough
+	case q.prep != nil && q.prep.parts == len(q.parts)-1:
+		q.prep.take(s.root, piece, q.total)
+	default:
+		q.prep = nil // cannot happen: chunks are applied once, in order
+	}
+	if !last {
 		next.chunks = &q
 		return &next, Result{}, nil, nil
+	}
+	next.chunks = nil
+	if q.prep != nil {
+		if after, res, events, err, ok := q.prep.apply(&next); ok {
+			return after, res, events, err
+		}
 	}
 	size := 0
 	for _, part := range q.parts {
@@ -101,7 +122,6 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 	if k, err := EntryKind(whole); err != nil || k == CmdChunk {
 		return &next, Result{}, nil, fmt.Errorf("chunked command: not a command: %w", tree.ErrInvalidData)
 	}
-	defer gcPause()() // a large command: see pauseGC
 	return applyEntry(&next, whole)
 }
 

@@ -108,9 +108,9 @@ type mergeLevel struct {
 
 // mergeUpdate applies fields at w.Path to root. It returns errInOrder for
 // inputs it leaves to updateInOrder.
-func mergeUpdate(root *Node, w *Write, fields []Field) (*Node, []Field, *Node, error) {
+func mergeUpdate(root *Node, w *Write, fields []Field) (Updated, error) {
 	if !mergeable(w, fields) {
-		return nil, nil, nil, errInOrder
+		return Updated{}, errInOrder
 	}
 	m := &merger{
 		w: w, fields: fields, base: len(w.Path),
@@ -139,19 +139,19 @@ func mergeUpdate(root *Node, w *Write, fields []Field) (*Node, []Field, *Node, e
 	}
 	newRoot, _, _ := m.node(root, grp, 0)
 	if m.fallback {
-		return nil, nil, nil, errInOrder
+		return Updated{}, errInOrder
 	}
 	if m.err != nil {
-		return nil, nil, nil, m.err
+		return Updated{}, m.err
 	}
 	if err := CheckWriteLimit(w.WriteLimit, m.written, m.removed); err != nil {
-		return nil, nil, nil, err
+		return Updated{}, err
 	}
 	echo := m.echoNode
 	if !m.flat {
 		echo = m.echo()
 	}
-	return newRoot, m.resolved, echo, nil
+	return Updated{Root: newRoot, Resolved: m.resolved, Echo: echo, Written: m.written, Removed: m.removed}, nil
 }
 
 // mergeable reports whether the fields are the parser's kind: none empty,
@@ -358,6 +358,11 @@ func (m *merger) echo() *Node {
 // definition of an Update, kept for the inputs mergeUpdate leaves to it
 // (and as the reference its tests compare the merge with).
 func UpdateInOrder(root *Node, w Write, fields []Field) (*Node, []Field, *Node, error) {
+	u, err := updateInOrder(root, w, fields)
+	return u.Root, u.Resolved, u.Echo, err
+}
+
+func updateInOrder(root *Node, w Write, fields []Field) (Updated, error) {
 	old := root
 	echo := NewObjectBuilder()
 	resolved := make([]Field, len(fields))
@@ -372,20 +377,20 @@ func UpdateInOrder(root *Node, w Write, fields []Field) (*Node, []Field, *Node, 
 			cur = old.Get(abs.NodePath()).Priority()
 		}
 		if err := w.checkIncrements(f.Value, cur); err != nil {
-			return nil, nil, nil, err
+			return Updated{}, err
 		}
 		v := resolve(f.Value, cur, w.Now)
 		written += v.Size()
 		removed += cur.Size()
 		var err error
 		if root, err = setValue(root, abs, v, mine); err != nil {
-			return nil, nil, nil, err
+			return Updated{}, err
 		}
 		resolved[i] = Field{Path: f.Path, Value: v}
 		echo.Set(joinPath(f.Path), v)
 	}
 	if err := CheckWriteLimit(w.WriteLimit, written, removed); err != nil {
-		return nil, nil, nil, err
+		return Updated{}, err
 	}
-	return root, resolved, echo.Build(nil), nil
+	return Updated{Root: root, Resolved: resolved, Echo: echo.Build(nil), Written: written, Removed: removed}, nil
 }

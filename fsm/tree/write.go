@@ -236,9 +236,28 @@ func increment(cur, delta *Node) *Node {
 // their values). It builds the tree in one pass (merge.go); the few
 // inputs the merge cannot take are applied field by field (UpdateInOrder).
 func Update(root *Node, w Write, fields []Field) (*Node, []Field, *Node, error) {
-	newRoot, resolved, echo, err := mergeUpdate(root, &w, fields)
+	u, err := UpdateCounted(root, w, fields)
+	return u.Root, u.Resolved, u.Echo, err
+}
+
+// Updated is what UpdateCounted made.
+type Updated struct {
+	// Root, Resolved and Echo are Update's results.
+	Root     *Node
+	Resolved []Field
+	Echo     *Node
+	// Written and Removed are the sizes of the values the fields wrote
+	// and of those they replaced: what w.WriteLimit bounds.
+	Written, Removed int64
+}
+
+// UpdateCounted is Update, also reporting the sizes the write limit is
+// checked against: a caller applying one PATCH as several updates (a
+// chunked command, fsm) checks its limit once, over their sums.
+func UpdateCounted(root *Node, w Write, fields []Field) (Updated, error) {
+	u, err := mergeUpdate(root, &w, fields)
 	if errors.Is(err, errInOrder) {
-		return UpdateInOrder(root, w, fields)
+		return updateInOrder(root, w, fields)
 	}
-	return newRoot, resolved, echo, err
+	return u, err
 }

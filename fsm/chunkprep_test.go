@@ -1,0 +1,310 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/arbordb/arbor/fsm/tree"
+)
+
+// prepCase is a chunked command applied after setup, with writes
+// applied between its chunks; prepared says whether the last chunk must
+// use the prepared value (false: the one-step apply must take over).
+type prepCase struct {
+	name     string
+	setup    []string // "PUT /path body" or "PATCH /path body"
+	command  Command
+	between  []string // applied between the chunks (halfway)
+	prepared bool
+}
+
+// manyFields is a PATCH body of n one-key fields of assorted values.
+func manyFields(n int, prefix string) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		switch i % 6 {
+		case 0:
+			fmt.Fprintf(&sb, `"%s%04d":%d`, prefix, i, i)
+		case 1:
+			fmt.Fprintf(&sb, `"%s%04d":"s%d"`, prefix, i, i)
+		case 2:
+			fmt.Fprintf(&sb, `"%s%04d":{"a":%d,"b":{"c":true},".priority":%d}`, prefix, i, i, i)
+		case 3:
+			fmt.Fprintf(&sb, `"%s%04d":%d.5`, prefix, i, i)
+		case 4:
+			fmt.Fprintf(&sb, `"%s%04d":{".value":"v","."+"priority":"p"}`, prefix, i)
+		default:
+			fmt.Fprintf(&sb, `"%s%04d":false`, prefix, i)
+		}
+	}
+	sb.WriteByte('}')
+	return strings.ReplaceAll(sb.String(), `"."+"priority"`, `".priority"`)
+}
+
+func parsedCmd(t *testing.T, kind CommandKind, path, body string) Command {
+	t.Helper()
+	c, ok := parsedTwin(cmd(t, kind, path, body))
+	if !ok {
+		t.Fatalf("parse %.200s", body)
+	}
+	return c
+}
+
+func withIfMatch(c Command, etag string) Command {
+	c.HasIfMatch, c.IfMatch = true, etag
+	return c
+}
+
+func withLimit(c Command, limit int64) Command {
+	c.WriteLimit = limit
+	return c
+}
+
+// TestChunkPrepMatchesOneStep: a chunked command prepared as its chunks
+// come leaves exactly the tree, answer, events and error the whole entry
+// applied in one step at its last chunk does — for every shape prepared
+// and every shape left to the one-step apply, cut at any byte.
+func TestChunkPrepMatchesOneStep(t *testing.T) {
+	body := manyFields(300, "k")
+	keys := `{"k0000":"old","k0007":{"x":1},"z":2,".priority":"p"}`
+	etagOf := func(setup []string, path string) string {
+		f := New()
+		for i, s := range setup {
+			applySetup(t, f, uint64(i+1), s)
+		}
+		return f.Root().Get(mustPath(t, path)).ETag()
+	}
+	setupObj := []string{"PUT /big " + keys, "PUT /other 1"}
+	cases := []prepCase{
+		{name: "patch into nothing", command: parsedCmd(t, CmdUpdate, "/big", body), prepared: true},
+		{name: "patch out of key order", command: parsedCmd(t, CmdUpdate, "/big", `{"zz":1,"10":2,"9":3,`+body[1:]), prepared: true},
+		{name: "patch leaving key order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"9":3,"a":{"b":1}}`), prepared: true},
+		{name: "patch at the root", command: parsedCmd(t, CmdUpdate, "/", body), prepared: true},
+		{name: "patch deep", setup: []string{"PUT /a/b/x 1"}, command: parsedCmd(t, CmdUpdate, "/a/b/c", body), prepared: true},
+		{name: "patch into an object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body), prepared: true},
+		{name: "patch into a leaf", setup: []string{`PUT /big {".value":"leaf",".priority":3}`}, command: parsedCmd(t, CmdUpdate, "/big", body), prepared: true},
+		{name: "patch below a leaf", setup: []string{`PUT /a {".value":"leaf",".priority":3}`}, command: parsedCmd(t, CmdUpdate, "/a/big", body), prepared: true},
+		{name: "patch an only child", setup: []string{`PUT /a {"big":{"k0001":1},".priority":4}`}, command: parsedCmd(t, CmdUpdate, "/a/big", body), prepared: true},
+		{name: "writes elsewhere between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /other 2", `PATCH / {"else/x":1}`, "PUT /big2 3"}, prepared: true},
+		{name: "write to the node between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big/z 3"}},
+		{name: "node replaced between", command: parsedCmd(t, CmdUpdate, "/big", body), between: []string{"PUT /big 5"}},
+		{name: "ancestor replaced between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body), between: []string{"PUT / 1"}},
+		{name: "if-match", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdUpdate, "/big", body), etagOf(setupObj, "/big")), prepared: true},
+		{name: "if-match fails", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdUpdate, "/big", body), "nope"), prepared: true},
+		{name: "within the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 1<<20), prepared: true},
+		{name: "over the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 500), prepared: true},
+		{name: "nulls", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,"gone":null,`+body[1:])},
+		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:])},
+		{name: "server values", command: parsedCmd(t, CmdUpdate, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
+		{name: "deep fields", command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:])},
+		{name: "priority field", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{".priority":9,`+body[1:])},
+		{name: "put an object", setup: setupObj, command: parsedCmd(t, CmdSet, "/big", body), prepared: true},
+		{name: "put at the root", setup: setupObj, command: parsedCmd(t, CmdSet, "/", body), prepared: true},
+		{name: "put with a priority", command: parsedCmd(t, CmdSet, "/big", `{".priority":7,`+body[1:]), prepared: true},
+		{name: "put with a value priority", command: parsedCmd(t, CmdSet, "/big", `{".priority":"p",".value":`+body+`}`), prepared: true},
+		{name: "put if-match fails", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdSet, "/big", body), "nope"), prepared: true},
+		{name: "put over the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdSet, "/big", body), 500), prepared: true},
+		{name: "put a string", command: parsedCmd(t, CmdSet, "/big", `"`+strings.Repeat("s", 9000)+`"`)},
+		{name: "put with server values", command: parsedCmd(t, CmdSet, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
+		{name: "put a priority", setup: setupObj, command: parsedCmd(t, CmdSet, "/big/.priority", `"`+strings.Repeat("s", 900)+`"`)},
+	}
+	// Fields the parser never makes: the same key twice (the last wins).
+	dup := parsedCmd(t, CmdUpdate, "/big", body)
+	dup.Fields = append(dup.Fields, tree.Field{Path: tree.Path{"k0001"}, Value: tree.String("again")})
+	cases = append(cases, prepCase{name: "a key twice", setup: setupObj, command: dup, prepared: true})
+	// Judged writes are applied in one step.
+	as := parsedCmd(t, CmdUpdate, "/big", body)
+	as.As = &Access{Auth: map[string]any{"uid": "u"}, OpenIfUnset: true}
+	cases = append(cases, prepCase{name: "judged", command: as})
+
+	// A PUT judged ahead is prepared; its rules must still be in force.
+	for _, rulesIndex := range []uint64{0, 5} {
+		pj := parsedCmd(t, CmdSet, "/big", body)
+		pj.As = &Access{OpenIfUnset: true}
+		pj.Prejudged, pj.PrejudgedRules = true, rulesIndex
+		cases = append(cases, prepCase{name: fmt.Sprintf("prejudged by rules %d", rulesIndex), setup: setupObj, command: pj, prepared: true})
+	}
+	rng := rand.New(rand.NewPCG(19, 5))
+	for _, tc := range cases {
+		entry := tc.command.EncodeParsed()
+		for _, size := range []int{7, 61, 997, len(entry)/2 + 1, 1 + rng.IntN(len(entry)/3)} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, size), func(t *testing.T) {
+				checkPrepMatches(t, tc, entry, size)
+			})
+		}
+	}
+}
+
+// applySetup applies "PUT /p body" or "PATCH /p body" at index.
+func applySetup(t *testing.T, f *FSM, index uint64, s string) *ApplyResponse {
+	t.Helper()
+	method, rest, _ := strings.Cut(s, " ")
+	path, body, _ := strings.Cut(rest, " ")
+	kind := CmdSet
+	if method == "PATCH" {
+		kind = CmdUpdate
+	}
+	c := parsedCmd(t, kind, path, body)
+	r := f.Apply(Entry{Index: index, Term: 1, Command: true, Data: c.EncodeParsed()})
+	if r.Err != nil {
+		t.Fatalf("%s: %v", s, r.Err)
+	}
+	return r
+}
+
+func checkPrepMatches(t *testing.T, tc prepCase, entry []byte, size int) {
+	// One step: the writes between, then the whole entry.
+	ref := New()
+	index := uint64(0)
+	for _, s := range tc.setup {
+		index++
+		applySetup(t, ref, index, s)
+	}
+	for _, s := range tc.between {
+		index++
+		applySetup(t, ref, index, s)
+	}
+	index++
+	var refEvents []Event
+	ref.SetEventSink(func(ev []Event) { refEvents = append(refEvents, ev...) })
+	want := ref.Apply(Entry{Index: index, Term: 1, Command: true, Data: entry})
+
+	// Chunked, the writes after the first chunk.
+	f := New()
+	index = 0
+	for _, s := range tc.setup {
+		index++
+		applySetup(t, f, index, s)
+	}
+	logs := chunkLogs(ChunkID{7}, entry, size, index+1, 1)
+	if len(logs) < 2 {
+		t.Skipf("one chunk of %d bytes", size) // not chunked: nothing to prepare
+	}
+	var events []Event
+	before := preparedApplies.Load()
+	var got *ApplyResponse
+	for i, l := range logs {
+		if i == len(logs)/2 {
+			for _, s := range tc.between {
+				index++
+				applySetup(t, f, index, s)
+			}
+			f.SetEventSink(func(ev []Event) { events = append(events, ev...) })
+		}
+		index++
+		l.Index = index
+		got = f.Apply(l)
+	}
+	if used := preparedApplies.Load() > before; used != tc.prepared {
+		t.Errorf("prepared value used: %v, want %v", used, tc.prepared)
+	}
+	if a, b := renderExport(f.Root()), renderExport(ref.Root()); a != b || f.Root().ETag() != ref.Root().ETag() || f.Root().Size() != ref.Root().Size() {
+		t.Fatalf("tree:\n chunked  %.400s\n one step %.400s", a, b)
+	}
+	if fmt.Sprint(got.Err) != fmt.Sprint(want.Err) || Code(got.Err) != Code(want.Err) {
+		t.Fatalf("error: chunked %v, one step %v", got.Err, want.Err)
+	}
+	gr, wr := got.Result, want.Result
+	gr.Index, wr.Index = 0, 0
+	if resultString(gr) != resultString(wr) {
+		t.Fatalf("result:\n chunked  %.400s\n one step %.400s", resultString(gr), resultString(wr))
+	}
+	if eventsString(events) != eventsString(refEvents) {
+		t.Fatalf("events:\n chunked  %.400s\n one step %.400s", eventsString(events), eventsString(refEvents))
+	}
+}
+
+func resultString(r Result) string {
+	s := fmt.Sprintf("value %s etag %s size %d name %q fields", renderExport(r.Value), r.ETag, r.Value.Size(), r.Name)
+	if r.Fields == nil {
+		return s + " nil"
+	}
+	return s + " " + string(tree.AppendFields(nil, r.Fields, tree.RenderOptions{Export: true}))
+}
+
+func eventsString(evs []Event) string {
+	var sb strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&sb, "%d %s %s ", e.Kind, e.Path, renderExport(e.Value))
+		if e.Fields != nil {
+			sb.Write(tree.AppendFields(nil, e.Fields, tree.RenderOptions{Export: true}))
+		}
+		sb.WriteByte('|')
+	}
+	return sb.String()
+}
+
+// FuzzChunkPrep applies arbitrary entries cut into chunks of arbitrary
+// size, between writes, and in one step: the tree, answer and error must
+// be the same (and nothing may panic), whether the chunks were prepared
+// or not.
+func FuzzChunkPrep(f *testing.F) {
+	body := manyFields(40, "k")
+	for _, c := range []Command{
+		cmd(f, CmdUpdate, "/big", body),
+		cmd(f, CmdUpdate, "/", `{"zz":1,"10":2,"9":3,"a":{"b":1}}`),
+		cmd(f, CmdSet, "/big", body),
+		cmd(f, CmdSet, "/big", `{".priority":"p",".value":`+body+`}`),
+		cmd(f, CmdUpdate, "/a/b", `{"x":null,"y":{".sv":"timestamp"},"z/w":1}`),
+	} {
+		p, ok := parsedTwin(c)
+		if !ok {
+			f.Fatalf("parse %s", c.Body)
+		}
+		f.Add(p.EncodeParsed(), uint16(5), true)
+		f.Add(p.EncodeParsed(), uint16(333), false)
+	}
+	f.Fuzz(func(t *testing.T, entry []byte, size uint16, between bool) {
+		if k, err := EntryKind(entry); err != nil || k == CmdChunk || size == 0 || len(entry)/int(size) > 400 {
+			return
+		}
+		if _, err := DecodeCommand(entry); errors.Is(err, ErrUnsupportedVersion) {
+			return // stops a node either way (FuzzApply)
+		}
+		setup := Command{Kind: CmdSet, Body: []byte(`{"big":{"k0001":"old","q":{"r":1},".priority":2},"a":"leaf"}`)}
+		other := Command{Kind: CmdSet, Path: tree.Path{"other"}, Body: []byte(`3`)}
+		ref, got := New(), New()
+		for _, m := range []*FSM{ref, got} {
+			m.Apply(Entry{Index: 1, Term: 1, Command: true, Data: setup.Encode()})
+		}
+		if between {
+			ref.Apply(Entry{Index: 2, Term: 1, Command: true, Data: other.Encode()})
+		}
+		want := ref.Apply(Entry{Index: 3, Term: 1, Command: true, Data: entry})
+		logs := chunkLogs(ChunkID{9}, entry, int(size), 2, 1)
+		if len(logs) < 2 {
+			return
+		}
+		var r *ApplyResponse
+		index := uint64(1)
+		for i, l := range logs {
+			if between && i == len(logs)/2 {
+				index++
+				got.Apply(Entry{Index: index, Term: 1, Command: true, Data: other.Encode()})
+			}
+			index++
+			l.Index = index
+			r = got.Apply(l)
+		}
+		if renderExport(got.Root()) != renderExport(ref.Root()) || got.Root().ETag() != ref.Root().ETag() {
+			t.Fatalf("tree: chunked %.300s, one step %.300s", renderExport(got.Root()), renderExport(ref.Root()))
+		}
+		if fmt.Sprint(r.Err) != fmt.Sprint(want.Err) {
+			t.Fatalf("error: chunked %v, one step %v", r.Err, want.Err)
+		}
+		gr, wr := r.Result, want.Result
+		gr.Index, wr.Index = 0, 0
+		if resultString(gr) != resultString(wr) {
+			t.Fatalf("result: chunked %.300s, one step %.300s", resultString(gr), resultString(wr))
+		}
+	})
+}
