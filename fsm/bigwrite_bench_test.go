@@ -64,6 +64,8 @@ var bigWriteCases = []bigWriteCase{
 		return bytes.ReplaceAll(bigKeysBody(1_000_000), []byte(`":1`), []byte(`/v":1`))
 	}},
 	{"put1M", CmdSet, func() []byte { return bigKeysBody(1_000_000) }},
+	// An import: the million keys one level down.
+	{"put1Mnested", CmdSet, func() []byte { return append(append([]byte(`{"users":`), bigKeysBody(1_000_000)...), '}') }},
 	{"string10M", CmdSet, func() []byte { return []byte(`"` + strings.Repeat("a", tree.MaxStringLen) + `"`) }},
 }
 

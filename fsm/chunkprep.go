@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"errors"
-	"slices"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -62,29 +61,36 @@ type chunkPrep struct {
 	sizeHint int
 	pieceLen int // the last piece's length: room for the next one
 	// head says the entry's header is read: kind, path, if-match flag,
-	// and the count of fields (members) that follow.
+	// and for a PATCH the count of its fields.
 	head       bool
 	kind       CommandKind // CmdUpdateParsed or CmdSetParsed
 	hasIfMatch bool
 	path       tree.Path
-	setTag     byte // a PUT's value tag
 	// as says the PUT came judged already (CmdAsPrejudged), by the rules
 	// of rulesIndex, with the wrapper's flags asFlags.
 	as         bool
 	asFlags    byte
 	rulesIndex uint64
-	left       uint64 // fields (members) not decoded yet
+	left       uint64 // a PATCH's fields not decoded yet
 	tail       []byte // bytes received and not decoded yet
+	// value is a PUT's value (decoded by stream), or the node a PATCH
+	// writes with its batches merged so far. stream decodes the value
+	// being read: the PUT's, or the current field's (whose path is
+	// fieldPath; inField says one is being read). paths is a block the
+	// fields' paths are cut from.
+	stream    wireStream
+	inField   bool
+	fieldPath tree.Path
+	paths     []string
 	// based says base is the node the PATCH writes, as it was when its
-	// first batch was merged; value is base with the batches merged (a
-	// PUT's object so far); echo the PATCH's echo when base is not nil
-	// (when it is, value is the echo too).
+	// first batch was merged; echo is the PATCH's echo when base is not
+	// nil (when it is, value is the echo too).
 	based       bool
 	base, value *tree.Node
 	echo        *tree.Node
-	// app builds value while its children come in key order (into
-	// nothing: a PUT's object, a PATCH of a node that was absent);
-	// started says whether it was decided, at the first batch.
+	// app builds value while the fields come one key each, in key order,
+	// into a node that was absent; started says whether that was decided
+	// (at the first batch).
 	app              *tree.Appender
 	started          bool
 	fields           []tree.Field
@@ -157,93 +163,98 @@ func (pr *chunkPrep) readHead() bool {
 			return false
 		}
 	}
-	if pr.kind == CmdSetParsed {
-		tag := d.take(1)
-		if d.err == nil {
-			pr.setTag = tag[0]
-		}
-		if d.err == nil && pr.setTag&^wireFlags != wireObject {
-			pr.off = true
-			return false
-		}
+	var count uint64
+	if pr.kind == CmdUpdateParsed {
+		count = d.uvarint() - 1 // 0 is a null body, 1 no fields
+	} else if len(d.b) > 0 && d.b[0]&^wireFlags != wireObject {
+		pr.off = true // a leaf: nothing to build
+		return false
 	}
-	count := d.uvarint()
-	if d.err != nil {
+	if d.err != nil || len(d.b) == 0 {
 		// The header is short of bytes (or malformed: the one-step
 		// apply will say so); it is tiny next to a chunk.
 		pr.off = len(b) > ChunkBytes
 		return false
 	}
-	if pr.kind == CmdUpdateParsed {
-		count-- // 0 is a null body, 1 no fields
-	}
-	if count < 2 {
+	if pr.kind == CmdUpdateParsed && (count < 2 || count+1 == 0) {
 		pr.off = true
 		return false
 	}
 	pr.head, pr.path, pr.left = true, path, count
+	pr.stream.reset(len(path))
 	pr.tail = d.b
 	return true
 }
 
-// decode decodes the whole fields (members) the bytes hold and merges
-// them.
+// decode decodes what the bytes hold — a PUT's value as far as they go,
+// a PATCH's whole fields — and merges the fields.
 func (pr *chunkPrep) decode(root *tree.Node) {
-	// Find where the last whole one ends: a field cut by the chunk's end
-	// waits for the next chunk.
-	skip := decoder{b: pr.tail}
-	n := 0
-	for uint64(n) < pr.left {
-		before := skip.b
-		if pr.kind == CmdUpdateParsed {
-			skip.skipField()
-		} else {
-			skip.bytes()
-			skip.skipWire(len(pr.path) + 1)
-		}
-		if skip.err != nil {
-			skip.b = before
-			break
-		}
-		n++
-	}
-	if n == 0 {
-		return
-	}
-	whole := pr.tail[:len(pr.tail)-len(skip.b)]
-	var batch []tree.Field
-	if pr.kind == CmdUpdateParsed {
-		// Decoded in place at the end of the fields so far.
-		if cap(pr.fields)-len(pr.fields) < n {
-			pr.fields = slices.Grow(pr.fields, max(n, int(min(pr.left, uint64(pr.sizeHint)))))
-		}
-		batch = pr.fields[len(pr.fields) : len(pr.fields)+n]
-	} else {
-		batch = make([]tree.Field, n)
-	}
-	d := decoder{b: whole}
-	if pr.kind == CmdUpdateParsed {
-		if !d.wireFieldsParallel(batch) {
-			d.readFields(batch)
+	d := decoder{b: pr.tail}
+	if pr.kind == CmdSetParsed {
+		pr.stream.feed(&d)
+		if pr.stream.done {
+			pr.value = pr.stream.value
 		}
 	} else {
-		for i := range batch {
-			key := string(d.bytes())
-			batch[i] = tree.Field{Path: tree.Path{key}, Value: d.wireNode(len(pr.path) + 1)}
+		from := len(pr.fields)
+		if cap(pr.fields) == 0 {
+			pr.fields = make([]tree.Field, 0, min(pr.left, uint64(pr.sizeHint)))
+		}
+		for pr.left > 0 && !pr.stream.bad {
+			if !pr.inField && !pr.fieldHead(&d) {
+				break
+			}
+			pr.stream.feed(&d)
+			if !pr.stream.done {
+				break
+			}
+			pr.fields = append(pr.fields, tree.Field{Path: pr.fieldPath, Value: pr.stream.value})
+			pr.inField = false
+			pr.left--
+		}
+		if batch := pr.fields[from:]; len(batch) > 0 && !pr.stream.bad {
+			pr.merge(root, batch)
 		}
 	}
-	if d.err != nil || len(d.b) != 0 {
+	if pr.stream.bad {
 		pr.off = true
 		return
 	}
-	pr.left -= uint64(n)
 	// Keep the rest (a field's beginning) in a buffer of its own, so the
 	// bytes decoded are not held.
-	pr.tail = append(make([]byte, 0, len(skip.b)+pr.pieceLen), skip.b...)
-	pr.merge(root, batch)
+	pr.tail = append(make([]byte, 0, len(d.b)+pr.pieceLen), d.b...)
 }
 
-// merge merges a batch of decoded fields (members).
+// fieldHead reads the next field's path, as readFields does; false while
+// the bytes do not hold it.
+func (pr *chunkPrep) fieldHead(d *decoder) bool {
+	probe := *d
+	segs := probe.uvarint()
+	if segs > tree.MaxDepth+1 {
+		pr.stream.bad = true
+		return false
+	}
+	for range segs {
+		probe.bytes()
+	}
+	if probe.err != nil {
+		return false
+	}
+	segs = d.uvarint()
+	if uint64(len(pr.paths)) < segs {
+		pr.paths = make([]string, max(segs, 1024))
+	}
+	p := tree.Path(pr.paths[:segs:segs])
+	pr.paths = pr.paths[segs:]
+	for i := range p {
+		p[i] = string(d.bytes())
+	}
+	pr.fieldPath, pr.inField = p, true
+	pr.stream.reset(len(p))
+	return true
+}
+
+// merge merges a batch of a PATCH's decoded fields.
 func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	for _, f := range batch {
 		if len(f.Path) != 1 || f.Path[0] == ".priority" || f.Value == nil || f.Value.HasServerValues() {
@@ -251,20 +262,17 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 			return
 		}
 	}
-	if pr.kind == CmdUpdateParsed {
-		if !pr.based {
-			pr.based, pr.base = true, root.Get(pr.path)
-			pr.value = pr.base
-		}
-		pr.fields = pr.fields[:len(pr.fields)+len(batch)] // decoded there
-		if pr.err != nil {
-			return
-		}
+	if !pr.based {
+		pr.based, pr.base = true, root.Get(pr.path)
+		pr.value = pr.base
+	}
+	if pr.err != nil {
+		return
 	}
 	if !pr.started {
 		pr.started = true
 		if pr.value == nil {
-			pr.app = tree.NewAppender() // a PUT's object, or a PATCH into nothing
+			pr.app = tree.NewAppender() // a PATCH into nothing
 		}
 	}
 	if pr.app != nil {
@@ -278,14 +286,9 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 		pr.value, pr.app = pr.app.Build(), nil
 	}
 	// Otherwise merged: into the node as it was, or into the object so far.
-	w := tree.Write{CheckIncrements: pr.kind == CmdUpdateParsed}
-	u, err := tree.UpdateCounted(pr.value, w, batch)
-	if err != nil && pr.kind == CmdUpdateParsed {
-		pr.err = err
-		return
-	}
+	u, err := tree.UpdateCounted(pr.value, tree.Write{CheckIncrements: true}, batch)
 	if err != nil {
-		pr.off = true
+		pr.err = err
 		return
 	}
 	pr.value = u.Root
@@ -304,7 +307,7 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 // apply applies the prepared command to s once its last chunk is taken;
 // ok false leaves it to the one-step apply.
 func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, err error, ok bool) {
-	if pr.off || !pr.head || pr.left != 0 {
+	if pr.off || !pr.head || pr.left != 0 || pr.kind == CmdSetParsed && !pr.stream.done {
 		return nil, Result{}, nil, nil, false
 	}
 	if pr.app != nil {
@@ -314,14 +317,6 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 	d := decoder{b: pr.tail}
 	if pr.kind == CmdSetParsed {
 		c.Value = pr.value
-		if pr.setTag&wirePriority != 0 {
-			p := d.wireNode(len(pr.path) + 1)
-			if pr.setTag&wireValuePriority == 0 {
-				c.Value = c.Value.WithMemberPriority(p)
-			} else {
-				c.Value = c.Value.WithPriority(p)
-			}
-		}
 	} else {
 		c.Fields = pr.fields
 	}

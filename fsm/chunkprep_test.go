@@ -102,6 +102,7 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "if-match fails", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdUpdate, "/big", body), "nope"), prepared: true},
 		{name: "within the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 1<<20), prepared: true},
 		{name: "over the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 500), prepared: true},
+		{name: "patch nested values", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/", `{"big":`+body+`,"other":{"x":`+body+`}}`), prepared: true},
 		{name: "nulls", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,"gone":null,`+body[1:])},
 		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:])},
 		{name: "server values", command: parsedCmd(t, CmdUpdate, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
@@ -114,7 +115,12 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "put if-match fails", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdSet, "/big", body), "nope"), prepared: true},
 		{name: "put over the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdSet, "/big", body), 500), prepared: true},
 		{name: "put a string", command: parsedCmd(t, CmdSet, "/big", `"`+strings.Repeat("s", 9000)+`"`)},
-		{name: "put with server values", command: parsedCmd(t, CmdSet, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
+		// A PUT's value is decoded as it is, placeholders and all, and
+		// resolved when applied: server values do not matter.
+		{name: "put with server values", setup: []string{"PUT /big/c/n 5"}, command: parsedCmd(t, CmdSet, "/big",
+			`{"t":{".sv":"timestamp"},"c":{"n":{".sv":{"increment":2}}},`+body[1:]), prepared: true},
+		{name: "put nested", setup: setupObj, command: parsedCmd(t, CmdSet, "/", `{"a":{"b":`+body+`,".priority":1},"c":{".value":`+body+`,".priority":"x"},"d":5}`), prepared: true},
+		{name: "put with nulls", command: parsedCmd(t, CmdSet, "/big", `{"a":null,"b":{"c":null,"d":1},`+body[1:]), prepared: true},
 		{name: "put a priority", setup: setupObj, command: parsedCmd(t, CmdSet, "/big/.priority", `"`+strings.Repeat("s", 900)+`"`)},
 	}
 	// Fields the parser never makes: the same key twice (the last wins).

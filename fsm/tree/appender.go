@@ -70,3 +70,22 @@ func (a *Appender) Build() *Node {
 	}
 	return newObject(a.children, a.sum, a.size, nil, a.hasSV)
 }
+
+// AppendOne adds child v under key, as Append does one field; false,
+// adding nothing, when key does not follow the last one's in strictly
+// increasing key order, v is null, or after Build.
+func (a *Appender) AppendOne(key string, v *Node) bool {
+	if a.built || v == nil || key == ".priority" {
+		return false
+	}
+	ki := newKeyInfo(key)
+	if a.children.Len() > 0 && compareKeyInfo(&a.last, &ki) >= 0 {
+		return false
+	}
+	a.sum = addLanes(a.sum, entryDigest(key, v))
+	a.children.Load(entry{keyInfo: ki, node: v})
+	a.size += entrySize(key, v)
+	a.hasSV = a.hasSV || v.hasSV
+	a.last = ki
+	return true
+}
