@@ -121,6 +121,7 @@ const MaxCommandBytes = 42 << 20
 // (1.2 s instead of 2.3 s: less contention; docs/RELIABILITY.md).
 const chunkWindow = 1
 
+
 // errEntryTooBig is the 413 of a write over size bytes.
 func errEntryTooBig(size, limit int) error {
 	return fmt.Errorf("propose: command of %d bytes exceeds the %d-byte limit of one replicated write: %w",
@@ -164,9 +165,9 @@ func (n *Node) applyChunked(ctx context.Context, data []byte) (fsm.Result, error
 	if _, err := rand.Read(op[:]); err != nil {
 		return fsm.Result{}, fmt.Errorf("propose: chunk id: %w", err)
 	}
-	total := (len(data) + fsm.ChunkBytes - 1) / fsm.ChunkBytes
+	total := (len(data) + fsm.ChunkPiece - 1) / fsm.ChunkPiece
 	piece := func(i int) []byte {
-		return fsm.EncodeChunk(op, i, total, data[i*fsm.ChunkBytes:min((i+1)*fsm.ChunkBytes, len(data))])
+		return fsm.EncodeChunk(op, i, total, data[i*fsm.ChunkPiece:min((i+1)*fsm.ChunkPiece, len(data))])
 	}
 	var inflight []raft.ApplyFuture
 	wait := func(f raft.ApplyFuture) error {

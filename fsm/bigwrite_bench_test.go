@@ -155,7 +155,7 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 			})
 		})
 	}
-	// chunked: the entry as the cluster logs it, in ChunkBytes pieces,
+	// chunked: the entry as the cluster logs it, in ChunkPiece pieces,
 	// onto the empty tree; worst-ms is the longest single chunk's apply
 	// (what other writes wait for), last-ms the last chunk's.
 	b.Run("chunked", func(b *testing.B) {
@@ -163,7 +163,7 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 		var worst, last time.Duration
 		benchCPU(b, func(i int) {
 			f.cur.Store(empty)
-			for j, l := range chunkLogs(ChunkID{byte(i)}, data, ChunkBytes, 1, 1) {
+			for j, l := range chunkLogs(ChunkID{byte(i)}, data, ChunkPiece, 1, 1) {
 				start := time.Now()
 				if r := f.Apply(l); r.Err != nil {
 					b.Fatal(r.Err)

@@ -2,6 +2,8 @@ package fsm
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -88,10 +90,14 @@ type chunkPrep struct {
 	based       bool
 	base, value *tree.Node
 	echo        *tree.Node
-	// app builds value while the fields come one key each, in key order,
-	// into a node that was absent; started says whether that was decided
-	// (at the first batch).
-	app              *tree.Appender
+	// trie builds value while the fields come in order into a node that
+	// was absent; started says whether that was decided (at the first
+	// batch). echoApp builds the echo once a field of several keys makes
+	// it differ from value.
+	trie             *pathTrie
+	echoApp          *tree.Appender
+	echoOwn          bool // echo was built apart (by echoApp)
+	deletes          bool // a field is null
 	started          bool
 	fields           []tree.Field
 	written, removed int64
@@ -104,6 +110,11 @@ type chunkPrep struct {
 // against root, the tree as this chunk is applied. total is the number
 // of chunks: with the first piece's size, it bounds the fields to come.
 func (pr *chunkPrep) take(root *tree.Node, piece []byte, total int) {
+	defer func() {
+		if recover() != nil {
+			pr.off = true // see contained
+		}
+	}()
 	if pr.parts == 0 {
 		pr.sizeHint = total * len(piece) / 8
 	}
@@ -257,14 +268,19 @@ func (pr *chunkPrep) fieldHead(d *decoder) bool {
 // merge merges a batch of a PATCH's decoded fields.
 func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	for _, f := range batch {
-		if len(f.Path) != 1 || f.Path[0] == ".priority" || f.Value == nil || f.Value.HasServerValues() {
+		if len(f.Path) == 0 || f.Value.HasServerValues() || slices.Contains(f.Path, ".priority") {
 			pr.off = true
 			return
 		}
+		pr.deletes = pr.deletes || f.Value == nil
 	}
 	if !pr.based {
 		pr.based, pr.base = true, root.Get(pr.path)
 		pr.value = pr.base
+	}
+	if pr.deletes && pr.base == nil {
+		pr.off = true // deletes only merged into a node that was there
+		return
 	}
 	if pr.err != nil {
 		return
@@ -272,20 +288,33 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	if !pr.started {
 		pr.started = true
 		if pr.value == nil {
-			pr.app = tree.NewAppender() // a PATCH into nothing
+			pr.trie = newPathTrie() // a PATCH into nothing
 		}
 	}
-	if pr.app != nil {
-		// Children in key order, of a new object: appended as they come.
-		if pr.app.Append(batch) {
-			for _, f := range batch {
-				pr.written += f.Value.Size()
-			}
+	if pr.trie != nil {
+		// Paths in order, into a new object: appended as they come.
+		i := pr.addToTrie(batch)
+		if pr.off || i == len(batch) {
 			return
 		}
-		pr.value, pr.app = pr.app.Build(), nil
+		// Out of order: merged from now on, which one-key fields can be.
+		if pr.echoApp != nil {
+			pr.off = true
+			return
+		}
+		v, ok := pr.trie.build()
+		if !ok {
+			pr.off = true
+			return
+		}
+		pr.value, pr.trie, batch = v, nil, batch[i:]
 	}
-	// Otherwise merged: into the node as it was, or into the object so far.
+	for _, f := range batch {
+		if len(f.Path) != 1 {
+			pr.off = true
+			return
+		}
+	}
 	u, err := tree.UpdateCounted(pr.value, tree.Write{CheckIncrements: true}, batch)
 	if err != nil {
 		pr.err = err
@@ -295,23 +324,154 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	pr.written += u.Written
 	pr.removed += u.Removed
 	if pr.base != nil {
-		e, err := tree.UpdateCounted(pr.echo, tree.Write{}, batch)
-		if err != nil {
-			pr.off = true
+		pr.mergeEcho(batch)
+	}
+}
+
+// mergeEcho adds one-key fields to the echo of a PATCH into a node that
+// was there: appended while their keys come in key order, merged after.
+func (pr *chunkPrep) mergeEcho(batch []tree.Field) {
+	if pr.echo == nil && pr.echoApp == nil {
+		pr.echoApp = tree.NewAppender()
+	}
+	// Deletes are not members of the echo.
+	if pr.echoApp != nil {
+		i := 0
+		for i < len(batch) && (batch[i].Value == nil || pr.echoApp.AppendOne(batch[i].Path[0], batch[i].Value)) {
+			i++
+		}
+		if i == len(batch) {
 			return
 		}
-		pr.echo = e.Root
+		pr.echo, pr.echoApp, batch = pr.echoApp.Build(), nil, batch[i:]
 	}
+	if pr.deletes {
+		batch = slices.DeleteFunc(slices.Clone(batch), func(f tree.Field) bool { return f.Value == nil })
+	}
+	e, err := tree.UpdateCounted(pr.echo, tree.Write{}, batch)
+	if err != nil {
+		pr.off = true
+		return
+	}
+	pr.echo = e.Root
+}
+
+// addToTrie adds the batch's fields to the new object being built and
+// returns how many it took: all, unless a path came out of order.
+func (pr *chunkPrep) addToTrie(batch []tree.Field) int {
+	for i, f := range batch {
+		if len(f.Path) > 1 && pr.echoApp == nil {
+			// The echo is no longer the object itself: its members are
+			// the paths joined with "/", the one-key fields so far first.
+			pr.echoApp = tree.NewAppender()
+			for _, g := range pr.fields[:len(pr.fields)-len(batch)+i] {
+				pr.echoApp.AppendOne(g.Path[0], g.Value)
+			}
+		}
+		if !pr.trie.add(f.Path, f.Value) {
+			return i
+		}
+		if pr.echoApp != nil && !pr.echoApp.AppendOne(strings.Join(f.Path, "/"), f.Value) {
+			pr.off = true // the joined names out of order
+			return i
+		}
+		pr.written += f.Value.Size()
+	}
+	return len(batch)
+}
+
+// deathUnseen reports whether the node at p dying during a write and
+// coming back (its children deleted, then others added) leaves the tree
+// as if it had not: the one-step merge rebuilds an ancestor whose
+// children all died as a new object, without its priority, and the
+// prepared value does not say whether the node died on the way. That
+// matters only up a chain of only children to an ancestor with a
+// priority.
+func deathUnseen(root *tree.Node, p tree.Path) bool {
+	for ; len(p) > 0; p = p[:len(p)-1] {
+		parent := root.Get(p[:len(p)-1])
+		if parent.Len() >= 2 {
+			return true
+		}
+		if parent.Priority() != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pathTrie builds a new object from fields (none null) whose paths come
+// in order: at the first key where a path parts from the one before, its
+// key comes after. The objects along the last path stay open, each an
+// Appender; one is closed — built and added to the one above — when a
+// path parts from it.
+type pathTrie struct {
+	keys []string         // the open path
+	apps []*tree.Appender // apps[i]: the object at keys[:i]
+}
+
+func newPathTrie() *pathTrie { return &pathTrie{apps: []*tree.Appender{tree.NewAppender()}} }
+
+// add puts v at p; false, when p does not come after the path before,
+// leaves the trie to be built only if no object was closed or opened
+// (one-key paths).
+func (t *pathTrie) add(p tree.Path, v *tree.Node) bool {
+	n := 0
+	for n < len(t.keys) && n < len(p)-1 && t.keys[n] == p[n] {
+		n++
+	}
+	for len(t.keys) > n {
+		if !t.close() {
+			return false
+		}
+	}
+	for _, k := range p[n : len(p)-1] {
+		t.keys = append(t.keys, k)
+		t.apps = append(t.apps, tree.NewAppender())
+	}
+	return t.apps[len(t.apps)-1].AppendOne(p[len(p)-1], v)
+}
+
+// close closes the innermost open object.
+func (t *pathTrie) close() bool {
+	last := len(t.keys) - 1
+	obj := t.apps[last+1].Build()
+	k := t.keys[last]
+	t.keys, t.apps = t.keys[:last], t.apps[:last+1]
+	return obj != nil && t.apps[last].AppendOne(k, obj)
+}
+
+// build closes every open object and returns the whole.
+func (t *pathTrie) build() (*tree.Node, bool) {
+	for len(t.keys) > 0 {
+		if !t.close() {
+			return nil, false
+		}
+	}
+	return t.apps[0].Build(), true
 }
 
 // apply applies the prepared command to s once its last chunk is taken;
 // ok false leaves it to the one-step apply.
 func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, err error, ok bool) {
+	defer func() {
+		if recover() != nil { // see contained
+			pr.off = true
+			next, res, events, err, ok = nil, Result{}, nil, nil, false
+		}
+	}()
 	if pr.off || !pr.head || pr.left != 0 || pr.kind == CmdSetParsed && !pr.stream.done {
 		return nil, Result{}, nil, nil, false
 	}
-	if pr.app != nil {
-		pr.value, pr.app = pr.app.Build(), nil
+	if pr.trie != nil {
+		v, ok := pr.trie.build()
+		if !ok {
+			return nil, Result{}, nil, nil, false
+		}
+		pr.value, pr.trie = v, nil
+	}
+	if pr.echoApp != nil {
+		pr.echo, pr.echoApp, pr.echoOwn = pr.echoApp.Build(), nil, true
 	}
 	c := Command{Kind: pr.kind.PlainKind(), Path: pr.path, Parsed: true, HasIfMatch: pr.hasIfMatch}
 	d := decoder{b: pr.tail}
@@ -349,9 +509,14 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 	return next, res, events, nil, true
 }
 
+// contained: take and apply turn a panic of the preparation into the
+// one-step apply, which every node then takes alike (the preparation is
+// deterministic): a slip here must not stop the cluster when the
+// one-step apply stands behind it (TestChunkPrepContainsPanics).
+
 // update is tree.Update for the prepared fields, which are the fields.
 func (pr *chunkPrep) update(root *tree.Node, w tree.Write, _ []tree.Field) (*tree.Node, []tree.Field, *tree.Node, error) {
-	if root.Get(w.Path) != pr.base {
+	if root.Get(w.Path) != pr.base || pr.deletes && !deathUnseen(root, w.Path) {
 		return nil, nil, nil, errPrepStale
 	}
 	if pr.err != nil {
@@ -371,7 +536,7 @@ func (pr *chunkPrep) update(root *tree.Node, w tree.Write, _ []tree.Field) (*tre
 		newRoot = u.Root
 	}
 	echo := pr.echo
-	if pr.base == nil {
+	if pr.base == nil && !pr.echoOwn {
 		echo = pr.value
 	}
 	return newRoot, pr.fields, echo, nil

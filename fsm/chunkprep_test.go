@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -19,6 +20,15 @@ type prepCase struct {
 	command  Command
 	between  []string // applied between the chunks (halfway)
 	prepared bool
+}
+
+// nullFields is n fields "d0000":null,… (no braces).
+func nullFields(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"d%04d":null`, i)
+	}
+	return strings.Join(parts, ",")
 }
 
 // manyFields is a PATCH body of n one-key fields of assorted values.
@@ -89,6 +99,7 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "patch at the root", command: parsedCmd(t, CmdUpdate, "/", body), prepared: true},
 		{name: "patch deep", setup: []string{"PUT /a/b/x 1"}, command: parsedCmd(t, CmdUpdate, "/a/b/c", body), prepared: true},
 		{name: "patch into an object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body), prepared: true},
+		{name: "patch out of key order into an object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"10":2,"9":3,"a":4}`), prepared: true},
 		{name: "patch into a leaf", setup: []string{`PUT /big {".value":"leaf",".priority":3}`}, command: parsedCmd(t, CmdUpdate, "/big", body), prepared: true},
 		{name: "patch below a leaf", setup: []string{`PUT /a {".value":"leaf",".priority":3}`}, command: parsedCmd(t, CmdUpdate, "/a/big", body), prepared: true},
 		{name: "patch an only child", setup: []string{`PUT /a {"big":{"k0001":1},".priority":4}`}, command: parsedCmd(t, CmdUpdate, "/a/big", body), prepared: true},
@@ -103,10 +114,27 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "within the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 1<<20), prepared: true},
 		{name: "over the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 500), prepared: true},
 		{name: "patch nested values", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/", `{"big":`+body+`,"other":{"x":`+body+`}}`), prepared: true},
-		{name: "nulls", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,"gone":null,`+body[1:])},
+		{name: "nulls", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,"gone":null,`+body[1:]), prepared: true},
+		// A node whose children are all deleted dies; its parent, when it
+		// is the only child, dies too and comes back without its priority.
+		{name: "dies and comes back under a priority", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:])},
+		{name: "dies and comes back beside a sibling", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1,".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), prepared: true},
+		{name: "dies and comes back under no priority", setup: []string{`PUT /a/b {"big":{"x":1,"y":2}}`, `PUT /a/c 1`},
+			command: parsedCmd(t, CmdUpdate, "/a/b/big", `{"x":null,"y":null,`+body[1:]), prepared: true},
+		{name: "dies", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1,".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+nullFields(300)+`}`), prepared: true},
+		{name: "dies, the only child", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,"z":null,"w":null}`)},
 		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:])},
 		{name: "server values", command: parsedCmd(t, CmdUpdate, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
-		{name: "deep fields", command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:])},
+		{name: "deep fields", command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:]), prepared: true},
+		{name: "deep fields in order", command: parsedCmd(t, CmdUpdate, "/big", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"$1/v/w":`)), prepared: true},
+		{name: "one-key then deep fields", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"x/y":1,"x/z/q":{"r":2},"y":3}`), prepared: true},
+		{name: "deep fields out of order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"a/b":1}`)},
+		{name: "joined names out of order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"x/b":1,"x-/c":2}`)},
+		{name: "deep fields into an object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:])},
 		{name: "priority field", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{".priority":9,`+body[1:])},
 		{name: "put an object", setup: setupObj, command: parsedCmd(t, CmdSet, "/big", body), prepared: true},
 		{name: "put at the root", setup: setupObj, command: parsedCmd(t, CmdSet, "/", body), prepared: true},
@@ -249,6 +277,28 @@ func eventsString(evs []Event) string {
 	return sb.String()
 }
 
+// TestChunkPrepContainsPanics: a panic while preparing leaves the
+// command to the one-step apply instead of stopping the node.
+func TestChunkPrepContainsPanics(t *testing.T) {
+	c := parsedCmd(t, CmdUpdate, "/big", manyFields(50, "k"))
+	entry := c.EncodeParsed()
+	pr := &chunkPrep{}
+	pr.take(nil, entry[:len(entry)/2], 2)
+	pr.trie = &pathTrie{} // broken: adding to it panics
+	pr.take(nil, entry[len(entry)/2:], 2)
+	if !pr.off {
+		t.Fatal("a panic while preparing did not turn the preparation off")
+	}
+	if _, _, _, _, ok := pr.apply(&state{}); ok {
+		t.Fatal("a preparation turned off was applied")
+	}
+	pr = &chunkPrep{head: true, kind: CmdSetParsed, stream: wireStream{done: true}}
+	pr.tail = nil // the trailer missing: decoded as nothing, refused
+	if _, _, _, _, ok := pr.apply(nil); ok {
+		t.Fatal("applied without a trailer")
+	}
+}
+
 // FuzzChunkPrep applies arbitrary entries cut into chunks of arbitrary
 // size, between writes, and in one step: the tree, answer and error must
 // be the same (and nothing may panic), whether the chunks were prepared
@@ -261,6 +311,7 @@ func FuzzChunkPrep(f *testing.F) {
 		cmd(f, CmdSet, "/big", body),
 		cmd(f, CmdSet, "/big", `{".priority":"p",".value":`+body+`}`),
 		cmd(f, CmdUpdate, "/a/b", `{"x":null,"y":{".sv":"timestamp"},"z/w":1}`),
+		cmd(f, CmdUpdate, "/big", `{"k0001":null,"q":null,"new":1,"z":{"y":2}}`),
 	} {
 		p, ok := parsedTwin(c)
 		if !ok {

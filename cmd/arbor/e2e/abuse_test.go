@@ -211,6 +211,14 @@ func TestAbuse(t *testing.T) {
 			// lengths included): over the default 16 MiB limit.
 			{fmt.Sprintf("PUT of %d tiny keys", n), "PUT", "/many2.json?writeSizeLimit=large", tinyKeys(n, "q")},
 			{"10 MiB string", "PUT", "/str.json", `"` + strings.Repeat("s", 10<<20-2) + `"`},
+			// The other shapes a chunked write is prepared in: new objects
+			// (two-key paths), and keys merged into the node the first
+			// PATCH made. Both are deleted after (what they remove is
+			// over 16 MiB by SPEC's count).
+			{fmt.Sprintf("PATCH of %d two-key paths", n), "PATCH", "/many3.json", tinyPaths(n, "r")},
+			{fmt.Sprintf("PATCH of %d keys into a node of as many", n), "PATCH", "/many.json", tinyKeys(n, "s")},
+			{fmt.Sprintf("DELETE of %d two-key paths", n), "DELETE", "/many3.json?writeSizeLimit=large", ""},
+			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null")},
 		} {
 			k := startCanary(t, c)
 			k.waitStarted(t)
@@ -441,6 +449,11 @@ func manyKeys(t *testing.T) int {
 }
 
 // tinyKeys returns an object of n keys prefix0000000… with the value 1.
+// tinyPaths is tinyKeys with two-key paths: {"<prefix>000000/v":1,…}.
+func tinyPaths(n int, prefix string) string {
+	return strings.ReplaceAll(tinyKeys(n, prefix), `":1`, `/v":1`)
+}
+
 func tinyKeys(n int, prefix string) string {
 	var b strings.Builder
 	b.Grow(n * 14)
