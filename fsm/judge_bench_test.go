@@ -65,3 +65,30 @@ func BenchmarkReadAsProfile(b *testing.B) {
 		_, _ = f.ReadAs(p, a)
 	}
 }
+
+// BenchmarkJudgedBigPatch is a user's PATCH of a million keys below their
+// own node, judged by owner rules when applied (issue 19): a write that
+// cannot be prepared across its chunks (chunkprep.go), so every other
+// write waits for all of it.
+func BenchmarkJudgedBigPatch(b *testing.B) {
+	f := newTestFSM()
+	rules := `{"rules": {"users": {"$uid": {".read": "auth.uid == $uid", ".write": "auth.uid == $uid",
+		"n": {".validate": "newData.isNumber() && newData.val() < 100"}}}}}`
+	if _, err := f.apply(Command{Kind: CmdSetRules, Body: []byte(rules)}); err != nil {
+		b.Fatal(err)
+	}
+	fields, err := tree.ParseUpdate(bigKeysBody(1_000_000), tree.MaxDepth-2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Command{Kind: CmdUpdate, Path: tree.Path{"users", "u1"}, Now: 1700000000000, Parsed: true, Fields: fields,
+		As: &Access{Auth: map[string]any{"uid": "u1"}}}
+	data := c.EncodeParsed()
+	base := f.cur.Load()
+	benchCPU(b, func(i int) {
+		f.cur.Store(base)
+		if r := f.Apply(Entry{Index: uint64(10 + i), Command: true, Data: data}); r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	})
+}
