@@ -121,7 +121,6 @@ const MaxCommandBytes = 42 << 20
 // (1.2 s instead of 2.3 s: less contention; docs/RELIABILITY.md).
 const chunkWindow = 1
 
-
 // errEntryTooBig is the 413 of a write over size bytes.
 func errEntryTooBig(size, limit int) error {
 	return fmt.Errorf("propose: command of %d bytes exceeds the %d-byte limit of one replicated write: %w",
