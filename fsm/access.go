@@ -188,6 +188,17 @@ func judgeWrite(s, next *state, c *Command, res Result) error {
 	return ErrDenied
 }
 
+// judgeWriteSet is judgeWrite by the paths in written (c's, gathered
+// ahead).
+func judgeWriteSet(s, next *state, c *Command, written *rules.WriteSet) error {
+	env := c.As.env(s, c.Now)
+	env.NewRoot = ruleValue(next.root)
+	if s.rulesFor(c.As).CanWriteSet(written, env) {
+		return nil
+	}
+	return ErrDenied
+}
+
 // writtenPaths are the locations c changed: its node path, the pushed
 // child for a Push, one path per field for an Update.
 func writtenPaths(c *Command, res Result) [][]string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/arbordb/arbor/fsm/rules"
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
@@ -21,8 +22,15 @@ func applyEntry(s *state, data []byte) (*state, Result, []Event, error) {
 // applyCommand applies a decoded command; one made with an Access (CmdAs)
 // only if the rules in force allow it.
 func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
+	return applyCommandWith(s, cmd, applyKind, nil)
+}
+
+// applyCommandWith is applyCommand carrying cmd out with apply and, when
+// written is not nil, judging a judged write by those paths (gathered as
+// its chunks came: chunkprep.go) instead of the ones its result names.
+func applyCommandWith(s *state, cmd *Command, apply func(*state, *Command) (Result, []Event, error), written *rules.WriteSet) (*state, Result, []Event, error) {
 	next := s.clone()
-	res, events, err := applyKind(next, cmd)
+	res, events, err := apply(next, cmd)
 	if cmd.As != nil && cmd.Kind != CmdSetRules {
 		var perr *PreconditionError
 		switch {
@@ -36,6 +44,8 @@ func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
 			// write has no if-match, so err is not a precondition.
 		case errors.As(err, &perr):
 			err = judgePrecondition(s, cmd, err)
+		case err == nil && written != nil:
+			err = judgeWriteSet(s, next, cmd, written)
 		case err == nil:
 			err = judgeWrite(s, next, cmd, res)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/arbordb/arbor/fsm/rules"
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
@@ -68,11 +69,17 @@ type chunkPrep struct {
 	kind       CommandKind // CmdUpdateParsed or CmdSetParsed
 	hasIfMatch bool
 	path       tree.Path
-	// as says the PUT came judged already (CmdAsPrejudged), by the rules
-	// of rulesIndex, with the wrapper's flags asFlags.
+	// as says the write came wrapped with who it acts as (asFlags are
+	// the wrapper's flags): a PUT judged already (CmdAsPrejudged), by the
+	// rules of rulesIndex, or a write judged when applied (CmdAs, judged)
+	// by the rules in force then, acting as auth (JSON). judgePaths
+	// gathers a judged PATCH's paths for that judgement.
 	as         bool
 	asFlags    byte
 	rulesIndex uint64
+	judged     bool
+	auth       []byte
+	judgePaths *rules.WriteSet
 	left       uint64 // a PATCH's fields not decoded yet
 	tail       []byte // bytes received and not decoded yet
 	// value is a PUT's value (decoded by stream), or the node a PATCH
@@ -134,27 +141,36 @@ func (pr *chunkPrep) take(root *tree.Node, piece []byte, total int) {
 // they are not (or when the entry is not prepared).
 func (pr *chunkPrep) readHead() bool {
 	b := pr.tail
-	if len(b) >= 3 && CommandKind(b[1]) == CmdAsPrejudged && !pr.as {
-		// A PUT its node judged (judgeahead.go): the wrapper, then the
-		// PUT's own entry.
-		if b[0] < byte(CmdAsPrejudged.EntryFormat()) || b[0] > CommandVersion {
+	if len(b) < 3 {
+		return false
+	}
+	if wrap := CommandKind(b[1]); (wrap == CmdAsPrejudged || wrap == CmdAs) && !pr.as {
+		// A judged write: the wrapper — the rules version a PUT was
+		// judged by ahead (judgeahead.go), or who the write acts as, to
+		// be judged when applied —, then the write's own entry.
+		if int(b[0]) < wrap.EntryFormat() || b[0] > CommandVersion {
 			pr.off = true
 			return false
 		}
 		d := decoder{b: b[3:]}
-		rules := d.uvarint()
+		if wrap == CmdAsPrejudged {
+			pr.rulesIndex = d.uvarint()
+		} else {
+			pr.auth = slices.Clone(d.bytes())
+			pr.judged = true
+		}
 		if d.err != nil {
 			pr.off = len(b) > ChunkBytes
 			return false
 		}
-		pr.as, pr.asFlags, pr.rulesIndex = true, b[2], rules
+		pr.as, pr.asFlags = true, b[2]
 		pr.tail, b = d.b, d.b
 	}
 	if len(b) < 3 {
 		return false
 	}
 	pr.kind = CommandKind(b[1])
-	if (pr.kind != CmdUpdateParsed && pr.kind != CmdSetParsed) || (pr.as && pr.kind != CmdSetParsed) ||
+	if (pr.kind != CmdUpdateParsed && pr.kind != CmdSetParsed) || (pr.as && !pr.judged && pr.kind != CmdSetParsed) ||
 		int(b[0]) < pr.kind.EntryFormat() || b[0] > CommandVersion || b[2]&^1 != 0 {
 		pr.off = true
 		return false
@@ -192,6 +208,9 @@ func (pr *chunkPrep) readHead() bool {
 		return false
 	}
 	pr.head, pr.path, pr.left = true, path, count
+	if pr.judged && pr.kind == CmdUpdateParsed {
+		pr.judgePaths = rules.NewWriteSet(path, int(min(count, uint64(pr.sizeHint))))
+	}
 	pr.stream.reset(len(path))
 	pr.tail = d.b
 	return true
@@ -281,6 +300,11 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	if pr.deletes && pr.base == nil {
 		pr.off = true // deletes only merged into a node that was there
 		return
+	}
+	if pr.judgePaths != nil {
+		for _, f := range batch {
+			pr.judgePaths.Add(f.Path)
+		}
 	}
 	if pr.err != nil {
 		return
@@ -489,24 +513,27 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 	}
 	if pr.as {
 		c.As = &Access{OpenIfUnset: pr.asFlags&asOpenIfUnset != 0}
-		c.Prejudged, c.PrejudgedRules = true, pr.rulesIndex
+		if pr.judged {
+			var aerr error
+			if c.As.Auth, aerr = authCache.decode(pr.auth); aerr != nil {
+				return nil, Result{}, nil, nil, false // the one-step apply refuses it
+			}
+		} else {
+			c.Prejudged, c.PrejudgedRules = true, pr.rulesIndex
+		}
 	}
 	if pr.kind == CmdSetParsed {
 		next, res, events, err = applyCommand(s, &c)
 		preparedApplies.Add(1)
 		return next, res, events, err, true
 	}
-	next = s.clone()
-	res, events, err = updateWith(next, &c, pr.update)
+	update := func(st *state, c *Command) (Result, []Event, error) { return updateWith(st, c, pr.update) }
+	next, res, events, err = applyCommandWith(s, &c, update, pr.judgePaths)
 	if errors.Is(err, errPrepStale) {
 		return nil, Result{}, nil, nil, false
 	}
 	preparedApplies.Add(1)
-	if err != nil {
-		return s.clone(), Result{}, nil, err, true
-	}
-	next.indexes = indexesAfter(s, next, &c, res)
-	return next, res, events, nil, true
+	return next, res, events, err, true
 }
 
 // contained: take and apply turn a panic of the preparation into the

@@ -20,6 +20,7 @@ type prepCase struct {
 	command  Command
 	between  []string // applied between the chunks (halfway)
 	prepared bool
+	denied   bool // the write is refused by the rules (both ways)
 }
 
 // nullFields is n fields "d0000":null,… (no braces).
@@ -155,10 +156,31 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 	dup := parsedCmd(t, CmdUpdate, "/big", body)
 	dup.Fields = append(dup.Fields, tree.Field{Path: tree.Path{"k0001"}, Value: tree.String("again")})
 	cases = append(cases, prepCase{name: "a key twice", setup: setupObj, command: dup, prepared: true})
-	// Judged writes are applied in one step.
-	as := parsedCmd(t, CmdUpdate, "/big", body)
-	as.As = &Access{Auth: map[string]any{"uid": "u"}, OpenIfUnset: true}
-	cases = append(cases, prepCase{name: "judged", command: as})
+	// Writes judged when applied: their paths are gathered as the chunks
+	// come, and judged at the last one.
+	ownRules := `RULES {"rules": {"users": {"$uid": {".read": "auth.uid == $uid", ".write": "auth.uid == $uid",
+		"k0006": {".validate": "newData.isNumber() && newData.val() < 100"}, "$other": {".validate": "!newData.isString() || newData.val() != 'no'"}}}}}`
+	judged := func(kind CommandKind, path, body, uid string) Command {
+		c := parsedCmd(t, kind, path, body)
+		c.As = &Access{Auth: map[string]any{"uid": uid}}
+		return c
+	}
+	usersSetup := []string{ownRules, `PUT /users/u1 {"k0001":"old","x":{"y":1}}`}
+	cases = append(cases,
+		prepCase{name: "judged, open by default", command: func() Command {
+			c := parsedCmd(t, CmdUpdate, "/big", body)
+			c.As = &Access{Auth: map[string]any{"uid": "u"}, OpenIfUnset: true}
+			return c
+		}(), prepared: true},
+		prepCase{name: "judged, allowed", setup: usersSetup, command: judged(CmdUpdate, "/users/u1", body, "u1"), prepared: true},
+		prepCase{name: "judged, into nothing", setup: []string{ownRules}, command: judged(CmdUpdate, "/users/u2", body, "u2"), prepared: true},
+		prepCase{name: "judged, another's", setup: usersSetup, command: judged(CmdUpdate, "/users/u1", body, "u2"), prepared: true, denied: true},
+		prepCase{name: "judged, invalid", setup: usersSetup, command: judged(CmdUpdate, "/users/u1", body[:len(body)-1]+`,"zz":"no"}`, "u1"), prepared: true, denied: true},
+		prepCase{name: "judged, deep", setup: usersSetup, command: judged(CmdUpdate, "/users", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"u1/$1":`), "u1")},
+		prepCase{name: "judged, if-match fails", setup: usersSetup, command: withIfMatch(judged(CmdUpdate, "/users/u1", body, "u1"), "nope"), prepared: true},
+		prepCase{name: "judged PUT", setup: usersSetup, command: judged(CmdSet, "/users/u1", body, "u1"), prepared: true},
+		prepCase{name: "judged PUT, another's", setup: usersSetup, command: judged(CmdSet, "/users/u1", body, "u2"), prepared: true, denied: true},
+	)
 
 	// A PUT judged ahead is prepared; its rules must still be in force.
 	for _, rulesIndex := range []uint64{0, 5} {
@@ -182,6 +204,13 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 func applySetup(t *testing.T, f *FSM, index uint64, s string) *ApplyResponse {
 	t.Helper()
 	method, rest, _ := strings.Cut(s, " ")
+	if method == "RULES" {
+		r := f.Apply(Entry{Index: index, Term: 1, Command: true, Data: (&Command{Kind: CmdSetRules, Body: []byte(rest)}).Encode()})
+		if r.Err != nil {
+			t.Fatalf("%s: %v", s, r.Err)
+		}
+		return r
+	}
 	path, body, _ := strings.Cut(rest, " ")
 	kind := CmdSet
 	if method == "PATCH" {
@@ -243,6 +272,9 @@ func checkPrepMatches(t *testing.T, tc prepCase, entry []byte, size int) {
 	}
 	if a, b := renderExport(f.Root()), renderExport(ref.Root()); a != b || f.Root().ETag() != ref.Root().ETag() || f.Root().Size() != ref.Root().Size() {
 		t.Fatalf("tree:\n chunked  %.400s\n one step %.400s", a, b)
+	}
+	if denied := errors.Is(want.Err, ErrDenied); denied != tc.denied {
+		t.Errorf("denied %v (%v), want %v", denied, want.Err, tc.denied)
 	}
 	if fmt.Sprint(got.Err) != fmt.Sprint(want.Err) || Code(got.Err) != Code(want.Err) {
 		t.Fatalf("error: chunked %v, one step %v", got.Err, want.Err)

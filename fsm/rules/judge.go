@@ -46,15 +46,60 @@ func (r *Ruleset) CanWrite(paths [][]string, env *Env) bool {
 // canWrite is CanWrite that also returns the evaluator, so tests can see
 // how much work a judgement took.
 func (r *Ruleset) canWrite(paths [][]string, env *Env) (bool, *evaluator) {
-	ev := newEvaluator(env)
 	if len(paths) == 0 {
-		return false, ev
+		return false, newEvaluator(env)
 	}
-	trie := newWriteTrie(paths)
-	ev.budget += perNodeBudget * len(paths)
+	return r.canWriteTrie(newWriteTrie(paths), len(paths), env)
+}
+
+func (r *Ruleset) canWriteTrie(trie *writeNode, paths int, env *Env) (bool, *evaluator) {
+	ev := newEvaluator(env)
+	ev.budget += perNodeBudget * paths
 	w := &writeJudge{ev: ev}
 	w.path = w.buf[:0]
 	return w.judge(trie, r.root, 0, ev.root, ev.newRoot, false), ev
+}
+
+// WriteSet is the paths of a write, gathered before it is judged: a
+// chunked PATCH's fields are added as its chunks come (fsm/chunkprep.go),
+// and CanWriteSet judges them as CanWrite judges the same paths.
+type WriteSet struct {
+	trie  writeTrie
+	base  *writeNode
+	paths int
+}
+
+// NewWriteSet returns an empty set of paths below base, expecting about
+// hint of them.
+func NewWriteSet(base []string, hint int) *WriteSet {
+	ws := &WriteSet{trie: writeTrie{nodes: make([]writeNode, 1, 1+len(base))}}
+	ws.trie.root = &ws.trie.nodes[0]
+	w := ws.trie.root
+	for _, k := range base {
+		w = ws.trie.child(w, k)
+	}
+	w.byKey = make(map[string]*writeNode, hint)
+	for _, x := range w.kids {
+		w.byKey[x.key] = x
+	}
+	ws.base = w
+	return ws
+}
+
+// Add adds the path base + rel.
+func (ws *WriteSet) Add(rel []string) {
+	ws.paths++
+	ws.trie.insertBelow(ws.base, rel)
+}
+
+// CanWriteSet is CanWrite of the set's paths.
+func (r *Ruleset) CanWriteSet(ws *WriteSet, env *Env) bool {
+	if ws.paths == 0 {
+		return false
+	}
+	ok, ev := r.canWriteTrie(ws.trie.root, ws.paths, env)
+	ev.release()
+	return ok
 }
 
 // writeNode is a node of the trie of written paths. Walking the trie rather
@@ -66,10 +111,15 @@ type writeNode struct {
 	written bool                  // a written path ends here
 }
 
-// writeTrie holds the trie's nodes in one allocation.
+// writeTrie holds the trie's nodes in one allocation (newWriteTrie), or
+// in slabs of them (a WriteSet, whose size is not known ahead).
 type writeTrie struct {
 	nodes []writeNode
+	root  *writeNode
 }
+
+// writeSlab is how many nodes a WriteSet allocates at a time.
+const writeSlab = 4096
 
 // newWriteTrie builds the trie of paths and returns its root.
 func newWriteTrie(paths [][]string) *writeNode {
@@ -81,6 +131,7 @@ func newWriteTrie(paths [][]string) *writeNode {
 		n += len(p)
 	}
 	t := &writeTrie{nodes: make([]writeNode, 1, n)}
+	t.root = &t.nodes[0]
 	// The node where the paths part (a PATCH's own node, for its fields)
 	// may get a child per path: its map is made that large at once, as
 	// growing it to a million keys cost more than filling it.
@@ -89,7 +140,7 @@ func newWriteTrie(paths [][]string) *writeNode {
 		common = common[:commonPrefix(common, p)]
 	}
 	if len(paths) > 64 {
-		w := &t.nodes[0]
+		w := t.root
 		for _, k := range common {
 			w = t.child(w, k)
 		}
@@ -101,7 +152,7 @@ func newWriteTrie(paths [][]string) *writeNode {
 	for _, p := range paths {
 		t.insert(p)
 	}
-	return &t.nodes[0]
+	return t.root
 }
 
 // commonPrefix is the number of leading keys a and b share.
@@ -128,8 +179,11 @@ func writeChain(path []string) *writeNode {
 	return &nodes[0]
 }
 
-func (t *writeTrie) insert(path []string) {
-	w := &t.nodes[0]
+func (t *writeTrie) insert(path []string) { t.insertBelow(t.root, path) }
+
+// insertBelow adds path below node w (the root, or a WriteSet's base,
+// which nothing above is written).
+func (t *writeTrie) insertBelow(w *writeNode, path []string) {
 	for _, k := range path {
 		if w.written {
 			return // an ancestor is written whole; it covers this path
@@ -153,6 +207,11 @@ func (t *writeTrie) child(w *writeNode, k string) *writeNode {
 				return c
 			}
 		}
+	}
+	if len(t.nodes) == cap(t.nodes) {
+		// Only a WriteSet's trie fills up: a new slab, so that pointers
+		// into the old one stay valid.
+		t.nodes = make([]writeNode, 0, writeSlab)
 	}
 	t.nodes = append(t.nodes, writeNode{key: k})
 	c := &t.nodes[len(t.nodes)-1]

@@ -438,3 +438,42 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestWriteSetJudgesAsCanWrite: paths gathered in a WriteSet (below a
+// base) are judged exactly as CanWrite judges them, however many.
+func TestWriteSetJudgesAsCanWrite(t *testing.T) {
+	r := mustParse(t, userRules)
+	root := tree(t, `{"users": {"u1": {"name": "Ann"}, "u2": {"name": "Bob"}}}`)
+	cases := []struct {
+		name  string
+		base  string
+		rels  []string
+		value any
+	}{
+		{"own names", "users/u1", []string{"name"}, "Zoe"},
+		{"many unknown keys", "users/u1", nil, 1},
+		{"another's node", "users/u2", []string{"name"}, "Zoe"},
+		{"deep and shallow", "users", []string{"u1/name", "u1/profile/name", "u1"}, "x"},
+		{"nothing", "users/u1", []string{}, "x"},
+	}
+	for i := range 5000 {
+		cases[1].rels = append(cases[1].rels, fmt.Sprintf("k%05d", i))
+	}
+	for _, tc := range cases {
+		newRoot := root
+		var paths [][]string
+		ws := NewWriteSet(p(tc.base), len(tc.rels))
+		for _, rel := range tc.rels {
+			full := append(p(tc.base), p(rel)...)
+			newRoot = set(newRoot, strings.Join(full, "/"), tc.value)
+			paths = append(paths, full)
+			ws.Add(p(rel))
+		}
+		for _, uid := range []string{"u1", "u2"} {
+			env := &Env{Auth: authAs(uid), Root: root, NewRoot: newRoot}
+			if want, got := r.CanWrite(paths, env), r.CanWriteSet(ws, env); got != want {
+				t.Errorf("%s as %s: CanWriteSet %v, CanWrite %v", tc.name, uid, got, want)
+			}
+		}
+	}
+}

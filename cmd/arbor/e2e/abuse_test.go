@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -219,6 +220,12 @@ func TestAbuse(t *testing.T) {
 			{fmt.Sprintf("PATCH of %d keys into a node of as many", n), "PATCH", "/many.json", tinyKeys(n, "s")},
 			{fmt.Sprintf("DELETE of %d two-key paths", n), "DELETE", "/many3.json?writeSizeLimit=large", ""},
 			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null")},
+			// An ordinary user's write, judged by the rules when applied
+			// (the admin secret acting as user u1; the rules are set
+			// first, and only judge such writes).
+			{"owner rules", "PUT", "/.settings/rules.json", `{"rules": {"users": {"$uid": {".write": "auth.uid === $uid",
+				"n": {".validate": "newData.isNumber()"}}}}}`},
+			{fmt.Sprintf("user's PATCH of %d keys", n), "PATCH", "/users/u1.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`), tinyKeys(n, "u")},
 		} {
 			k := startCanary(t, c)
 			k.waitStarted(t)
