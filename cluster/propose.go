@@ -57,6 +57,13 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	var data []byte
 	if c.Parsed && n.allows(c.Kind.ParsedKind(), format) {
 		data = c.EncodeParsed()
+		if len(data) > fsm.ChunkBytes && n.allows(fsm.CmdChunk, format) {
+			// Chunked: a value whose timestamps are resolved already can
+			// be built as its chunks come (fsm/chunkprep.go).
+			if resolved, ok := c.WithTimestampsResolved(); ok {
+				data = resolved.EncodeParsed()
+			}
+		}
 	} else {
 		data = c.Encode()
 	}

@@ -103,7 +103,7 @@ type chunkPrep struct {
 	// it differ from value.
 	trie             *pathTrie
 	echoApp          *tree.Appender
-	echoOwn          bool // echo was built apart (by echoApp)
+	echoImplicit     bool // the echo is value (one-key fields, into nothing)
 	deletes          bool // a field is null
 	started          bool
 	fields           []tree.Field
@@ -287,7 +287,13 @@ func (pr *chunkPrep) fieldHead(d *decoder) bool {
 // merge merges a batch of a PATCH's decoded fields.
 func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	for _, f := range batch {
-		if len(f.Path) == 0 || f.Value.HasServerValues() || slices.Contains(f.Path, ".priority") {
+		// A field of no keys, or one named ".priority" (an echo member of
+		// that name, which merging the echo cannot make), are left to the
+		// one-step apply, as are timestamps (they need the clock, which
+		// comes last; proposers resolve them ahead: WithTimestampsResolved).
+		// Increments are resolved as the fields are merged, against the
+		// node as it was, which the last chunk checks is still there.
+		if len(f.Path) == 0 || tree.HasTimestamps(f.Value) || len(f.Path) == 1 && f.Path[0] == ".priority" {
 			pr.off = true
 			return
 		}
@@ -297,13 +303,9 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 		pr.based, pr.base = true, root.Get(pr.path)
 		pr.value = pr.base
 	}
-	if pr.deletes && pr.base == nil {
-		pr.off = true // deletes only merged into a node that was there
-		return
-	}
 	if pr.judgePaths != nil {
 		for _, f := range batch {
-			pr.judgePaths.Add(f.Path)
+			pr.judgePaths.Add(f.Path.NodePath())
 		}
 	}
 	if pr.err != nil {
@@ -313,30 +315,24 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 		pr.started = true
 		if pr.value == nil {
 			pr.trie = newPathTrie() // a PATCH into nothing
+			pr.echoImplicit = true
 		}
 	}
 	if pr.trie != nil {
 		// Paths in order, into a new object: appended as they come.
 		i := pr.addToTrie(batch)
-		if pr.off || i == len(batch) {
+		if i == len(batch) {
 			return
 		}
-		// Out of order: merged from now on, which one-key fields can be.
-		if pr.echoApp != nil {
-			pr.off = true
-			return
-		}
+		// The rest is merged: into the object so far, and its echo.
 		v, ok := pr.trie.build()
 		if !ok {
 			pr.off = true
 			return
 		}
 		pr.value, pr.trie, batch = v, nil, batch[i:]
-	}
-	for _, f := range batch {
-		if len(f.Path) != 1 {
-			pr.off = true
-			return
+		if pr.echoImplicit {
+			pr.echo, pr.echoImplicit = v, false // one-key fields into nothing: the echo is the object
 		}
 	}
 	u, err := tree.UpdateCounted(pr.value, tree.Write{CheckIncrements: true}, batch)
@@ -347,21 +343,21 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	pr.value = u.Root
 	pr.written += u.Written
 	pr.removed += u.Removed
-	if pr.base != nil {
-		pr.mergeEcho(batch)
-	}
+	copy(batch, u.Resolved) // batch is part of fields: now the resolved fields
+	pr.mergeEcho(batch)
 }
 
-// mergeEcho adds one-key fields to the echo of a PATCH into a node that
-// was there: appended while their keys come in key order, merged after.
+// mergeEcho adds fields to the echo once the trie is left (or was never
+// used): an object of the fields' paths joined with "/" and their values,
+// nulls left out, appended while the names come in key order, merged
+// after.
 func (pr *chunkPrep) mergeEcho(batch []tree.Field) {
 	if pr.echo == nil && pr.echoApp == nil {
 		pr.echoApp = tree.NewAppender()
 	}
-	// Deletes are not members of the echo.
 	if pr.echoApp != nil {
 		i := 0
-		for i < len(batch) && (batch[i].Value == nil || pr.echoApp.AppendOne(batch[i].Path[0], batch[i].Value)) {
+		for i < len(batch) && (batch[i].Value == nil || pr.echoApp.AppendOne(strings.Join(batch[i].Path, "/"), batch[i].Value)) {
 			i++
 		}
 		if i == len(batch) {
@@ -369,10 +365,13 @@ func (pr *chunkPrep) mergeEcho(batch []tree.Field) {
 		}
 		pr.echo, pr.echoApp, batch = pr.echoApp.Build(), nil, batch[i:]
 	}
-	if pr.deletes {
-		batch = slices.DeleteFunc(slices.Clone(batch), func(f tree.Field) bool { return f.Value == nil })
+	members := make([]tree.Field, 0, len(batch))
+	for _, f := range batch {
+		if f.Value != nil {
+			members = append(members, tree.Field{Path: tree.Path{strings.Join(f.Path, "/")}, Value: f.Value})
+		}
 	}
-	e, err := tree.UpdateCounted(pr.echo, tree.Write{}, batch)
+	e, err := tree.UpdateCounted(pr.echo, tree.Write{}, members)
 	if err != nil {
 		pr.off = true
 		return
@@ -381,27 +380,35 @@ func (pr *chunkPrep) mergeEcho(batch []tree.Field) {
 }
 
 // addToTrie adds the batch's fields to the new object being built and
-// returns how many it took: all, unless a path came out of order.
+// returns how many it took: all, unless a path came out of order, or a
+// field deletes or sets a priority.
 func (pr *chunkPrep) addToTrie(batch []tree.Field) int {
-	for i, f := range batch {
-		if len(f.Path) > 1 && pr.echoApp == nil {
+	i, from := 0, -1 // from: the first field the echo still needs
+	for ; i < len(batch); i++ {
+		f := batch[i]
+		if f.Value == nil || f.Value.HasServerValues() || slices.Contains(f.Path, ".priority") || !pr.trie.fits(f.Path) {
+			break
+		}
+		if pr.echoImplicit && len(f.Path) > 1 {
 			// The echo is no longer the object itself: its members are
-			// the paths joined with "/", the one-key fields so far first.
+			// the paths joined with "/", the one-key fields so far (in
+			// key order: they were appended so) first.
+			pr.echoImplicit = false
 			pr.echoApp = tree.NewAppender()
 			for _, g := range pr.fields[:len(pr.fields)-len(batch)+i] {
 				pr.echoApp.AppendOne(g.Path[0], g.Value)
 			}
 		}
-		if !pr.trie.add(f.Path, f.Value) {
-			return i
+		if !pr.echoImplicit && from < 0 {
+			from = i
 		}
-		if pr.echoApp != nil && !pr.echoApp.AppendOne(strings.Join(f.Path, "/"), f.Value) {
-			pr.off = true // the joined names out of order
-			return i
-		}
+		pr.trie.add(f.Path, f.Value)
 		pr.written += f.Value.Size()
 	}
-	return len(batch)
+	if from >= 0 {
+		pr.mergeEcho(batch[from:i])
+	}
+	return i
 }
 
 // deathUnseen reports whether the node at p dying during a write and
@@ -426,51 +433,61 @@ func deathUnseen(root *tree.Node, p tree.Path) bool {
 
 // pathTrie builds a new object from fields (none null) whose paths come
 // in order: at the first key where a path parts from the one before, its
-// key comes after. The objects along the last path stay open, each an
-// Appender; one is closed — built and added to the one above — when a
-// path parts from it.
+// key comes after (fits). The objects along the last path stay open,
+// each an Appender; one is closed — built and added to the one above —
+// when a path parts from it.
 type pathTrie struct {
 	keys []string         // the open path
 	apps []*tree.Appender // apps[i]: the object at keys[:i]
+	last tree.Path
 }
 
 func newPathTrie() *pathTrie { return &pathTrie{apps: []*tree.Appender{tree.NewAppender()}} }
 
-// add puts v at p; false, when p does not come after the path before,
-// leaves the trie to be built only if no object was closed or opened
-// (one-key paths).
-func (t *pathTrie) add(p tree.Path, v *tree.Node) bool {
+// fits reports whether p comes after the last path added: neither is the
+// other or below it, and where they part, p's key is the later.
+func (t *pathTrie) fits(p tree.Path) bool {
+	if t.last == nil {
+		return true
+	}
+	n := 0
+	for n < len(p) && n < len(t.last) && p[n] == t.last[n] {
+		n++
+	}
+	return n < len(p) && n < len(t.last) && tree.CompareKeys(t.last[n], p[n]) < 0
+}
+
+// add puts v (not null) at p, which fits.
+func (t *pathTrie) add(p tree.Path, v *tree.Node) {
 	n := 0
 	for n < len(t.keys) && n < len(p)-1 && t.keys[n] == p[n] {
 		n++
 	}
 	for len(t.keys) > n {
-		if !t.close() {
-			return false
-		}
+		t.close()
 	}
 	for _, k := range p[n : len(p)-1] {
 		t.keys = append(t.keys, k)
 		t.apps = append(t.apps, tree.NewAppender())
 	}
-	return t.apps[len(t.apps)-1].AppendOne(p[len(p)-1], v)
+	t.apps[len(t.apps)-1].AppendOne(p[len(p)-1], v)
+	t.last = p
 }
 
-// close closes the innermost open object.
-func (t *pathTrie) close() bool {
+// close closes the innermost open object: added to the one above after
+// every key there so far (fits saw to it).
+func (t *pathTrie) close() {
 	last := len(t.keys) - 1
 	obj := t.apps[last+1].Build()
 	k := t.keys[last]
 	t.keys, t.apps = t.keys[:last], t.apps[:last+1]
-	return obj != nil && t.apps[last].AppendOne(k, obj)
+	t.apps[last].AppendOne(k, obj)
 }
 
 // build closes every open object and returns the whole.
 func (t *pathTrie) build() (*tree.Node, bool) {
 	for len(t.keys) > 0 {
-		if !t.close() {
-			return nil, false
-		}
+		t.close()
 	}
 	return t.apps[0].Build(), true
 }
@@ -493,9 +510,12 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 			return nil, Result{}, nil, nil, false
 		}
 		pr.value, pr.trie = v, nil
+		if pr.echoImplicit {
+			pr.echo = v
+		}
 	}
 	if pr.echoApp != nil {
-		pr.echo, pr.echoApp, pr.echoOwn = pr.echoApp.Build(), nil, true
+		pr.echo, pr.echoApp = pr.echoApp.Build(), nil
 	}
 	c := Command{Kind: pr.kind.PlainKind(), Path: pr.path, Parsed: true, HasIfMatch: pr.hasIfMatch}
 	d := decoder{b: pr.tail}
@@ -562,9 +582,33 @@ func (pr *chunkPrep) update(root *tree.Node, w tree.Write, _ []tree.Field) (*tre
 		}
 		newRoot = u.Root
 	}
-	echo := pr.echo
-	if pr.base == nil && !pr.echoOwn {
-		echo = pr.value
+	return newRoot, pr.fields, pr.echo, nil
+}
+
+// WithTimestampsResolved returns c with its {".sv":"timestamp"}
+// placeholders replaced by its clock reading (tree.ResolveTimestamps), and
+// whether there were any. Applying it gives exactly what applying c does;
+// a proposer logs it instead of c when c is chunked, since the clock
+// travels after the body and a value with placeholders can only be
+// built once the last chunk is in (chunkprep.go).
+func (c Command) WithTimestampsResolved() (Command, bool) {
+	if !c.Parsed {
+		return c, false
 	}
-	return newRoot, pr.fields, echo, nil
+	if c.Kind == CmdUpdate {
+		if !slices.ContainsFunc(c.Fields, func(f tree.Field) bool { return f.Value.HasServerValues() }) {
+			return c, false
+		}
+		fields := make([]tree.Field, len(c.Fields))
+		for i, f := range c.Fields {
+			fields[i] = tree.Field{Path: f.Path, Value: tree.ResolveTimestamps(f.Value, c.Now)}
+		}
+		c.Fields = fields
+		return c, true
+	}
+	if !c.Value.HasServerValues() {
+		return c, false
+	}
+	c.Value = tree.ResolveTimestamps(c.Value, c.Now)
+	return c, true
 }

@@ -128,14 +128,21 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+nullFields(300)+`}`), prepared: true},
 		{name: "dies, the only child", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
 			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,"z":null,"w":null}`)},
-		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:])},
+		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:]), prepared: true},
 		{name: "server values", command: parsedCmd(t, CmdUpdate, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
+		{name: "increments", setup: []string{`PUT /big {"k0001":5,"k0002":1.5,"q":"s"}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0001":{".sv":{"increment":2}},"k0002":{".sv":{"increment":1}},"q":{".sv":{"increment":1}},"z":{".sv":{"increment":3}},`+body[len(`{"k0000":0,"k0001":"s1","k0002":{"a":2,"b":{"c":true},".priority":2},`):]), prepared: true},
+		{name: "increments into nothing", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"zz":{".sv":{"increment":3}},"zzz":4}`), prepared: true},
+		{name: "increment overflows", setup: []string{`PUT /big {"k0001":1.7e308}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0001":{".sv":{"increment":1.7e308}},"k0002":1,`+body[len(`{"k0000":0,"k0001":"s1","k0002":{"a":2,"b":{"c":true},".priority":2},`):]), prepared: true},
 		{name: "deep fields", command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:]), prepared: true},
 		{name: "deep fields in order", command: parsedCmd(t, CmdUpdate, "/big", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"$1/v/w":`)), prepared: true},
 		{name: "one-key then deep fields", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"x/y":1,"x/z/q":{"r":2},"y":3}`), prepared: true},
-		{name: "deep fields out of order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"a/b":1}`)},
-		{name: "joined names out of order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"x/b":1,"x-/c":2}`)},
-		{name: "deep fields into an object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:])},
+		{name: "deep fields out of order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"a/b":1}`), prepared: true},
+		{name: "joined names out of order", command: parsedCmd(t, CmdUpdate, "/big", body[:len(body)-1]+`,"x/b":1,"x-/c":2}`), prepared: true},
+		{name: "priorities and deletes deep into an object", setup: []string{`PUT /big {"a":{"b":1,"c":{"d":2}},"e":3,".priority":1}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"a/.priority":5,"a/c/d":null,"e/f":{"g":1},"a/b":null,"q/r/.priority":2,`+body[1:]), prepared: true},
+		{name: "deep fields into an object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:]), prepared: true},
 		{name: "priority field", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{".priority":9,`+body[1:])},
 		{name: "put an object", setup: setupObj, command: parsedCmd(t, CmdSet, "/big", body), prepared: true},
 		{name: "put at the root", setup: setupObj, command: parsedCmd(t, CmdSet, "/", body), prepared: true},
@@ -176,7 +183,7 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		prepCase{name: "judged, into nothing", setup: []string{ownRules}, command: judged(CmdUpdate, "/users/u2", body, "u2"), prepared: true},
 		prepCase{name: "judged, another's", setup: usersSetup, command: judged(CmdUpdate, "/users/u1", body, "u2"), prepared: true, denied: true},
 		prepCase{name: "judged, invalid", setup: usersSetup, command: judged(CmdUpdate, "/users/u1", body[:len(body)-1]+`,"zz":"no"}`, "u1"), prepared: true, denied: true},
-		prepCase{name: "judged, deep", setup: usersSetup, command: judged(CmdUpdate, "/users", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"u1/$1":`), "u1")},
+		prepCase{name: "judged, deep", setup: usersSetup, command: judged(CmdUpdate, "/users", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"u1/$1":`), "u1"), prepared: true},
 		prepCase{name: "judged, if-match fails", setup: usersSetup, command: withIfMatch(judged(CmdUpdate, "/users/u1", body, "u1"), "nope"), prepared: true},
 		prepCase{name: "judged PUT", setup: usersSetup, command: judged(CmdSet, "/users/u1", body, "u1"), prepared: true},
 		prepCase{name: "judged PUT, another's", setup: usersSetup, command: judged(CmdSet, "/users/u1", body, "u2"), prepared: true, denied: true},
@@ -344,6 +351,8 @@ func FuzzChunkPrep(f *testing.F) {
 		cmd(f, CmdSet, "/big", `{".priority":"p",".value":`+body+`}`),
 		cmd(f, CmdUpdate, "/a/b", `{"x":null,"y":{".sv":"timestamp"},"z/w":1}`),
 		cmd(f, CmdUpdate, "/big", `{"k0001":null,"q":null,"new":1,"z":{"y":2}}`),
+		cmd(f, CmdUpdate, "/big", `{"q/.priority":5,"q/r":null,"z/y/x":1,"b/c":2,"a/b":3,"k0001/v":4}`),
+		cmd(f, CmdUpdate, "/new", `{"b/c":2,"a/b":3,"x":null,"b/d":1}`),
 	} {
 		p, ok := parsedTwin(c)
 		if !ok {
@@ -396,4 +405,43 @@ func FuzzChunkPrep(f *testing.F) {
 			t.Fatalf("result: chunked %.300s, one step %.300s", resultString(gr), resultString(wr))
 		}
 	})
+}
+
+// TestTimestampsResolvedAppliesAlike: a command whose timestamps the
+// proposer resolved applies exactly as the command itself, and a chunked
+// one is then prepared.
+func TestTimestampsResolvedAppliesAlike(t *testing.T) {
+	ts := `{".sv":"timestamp"}`
+	body := manyFields(200, "k")
+	cases := []struct {
+		c        Command
+		prepared bool
+	}{
+		{parsedCmd(t, CmdUpdate, "/big", `{"t":`+ts+`,"o":{"a":`+ts+`,".priority":`+ts+`},"p":{".value":1,".priority":`+ts+`},`+body[1:]), true},
+		{parsedCmd(t, CmdUpdate, "/big", `{"t":`+ts+`,"i":{".sv":{"increment":2}},"n":{".value":{".sv":{"increment":1}},".priority":`+ts+`},`+body[1:]), true},
+		{parsedCmd(t, CmdUpdate, "/big", `{"a/.priority":`+ts+`,"a/b":`+ts+`,`+body[1:]), true},
+		{parsedCmd(t, CmdSet, "/big", `{"t":`+ts+`,"o":{"a":`+ts+`,".priority":`+ts+`},"i":{".sv":{"increment":1.5}},`+body[1:]), true},
+		{parsedCmd(t, CmdSet, "/big", `{".value":{"x":`+ts+`},".priority":`+ts+`}`), true},
+	}
+	setup := []string{`PUT /big {"i":5,"n":{".value":1,".priority":2},"a":{"b":1,".priority":"q"}}`}
+	for i, tc := range cases {
+		resolved, ok := tc.c.WithTimestampsResolved()
+		if !ok {
+			t.Fatalf("case %d: no timestamps found", i)
+		}
+		var got [2]string
+		for j, c := range []Command{tc.c, resolved} {
+			f := New()
+			applySetup(t, f, 1, setup[0])
+			var evs []Event
+			f.SetEventSink(func(ev []Event) { evs = append(evs, ev...) })
+			r := f.Apply(Entry{Index: 2, Term: 1, Command: true, Data: c.EncodeParsed()})
+			got[j] = fmt.Sprintf("%s %s %v %s", renderExport(f.Root()), f.Root().ETag(), r.Err, resultString(r.Result)) + eventsString(evs)
+		}
+		if got[0] != got[1] {
+			t.Fatalf("case %d:\n as sent   %.400s\n resolved  %.400s", i, got[0], got[1])
+		}
+		entry := resolved.EncodeParsed()
+		checkPrepMatches(t, prepCase{name: fmt.Sprint(i), setup: setup, command: resolved, prepared: tc.prepared}, entry, len(entry)/3)
+	}
 }

@@ -152,6 +152,58 @@ func resolve(n, cur *Node, now int64) *Node {
 	return n.WithPriority(prio)
 }
 
+// ResolveTimestamps replaces the {".sv":"timestamp"} placeholders in n
+// (values and priorities) with now, leaving increments, which depend on
+// the tree, as they are: Resolve of the result against any cur is
+// Resolve of n. A proposer does it for a large write before logging it,
+// so that the value no longer depends on its entry's clock, which travels
+// after the body (fsm/chunkprep.go).
+func ResolveTimestamps(n *Node, now int64) *Node {
+	if n == nil || !n.hasSV {
+		return n
+	}
+	prio := n.prio
+	if prio != nil && prio.kind == KindTimestamp {
+		prio = Int(now)
+	}
+	switch n.kind {
+	case KindTimestamp:
+		return Int(now).WithPriority(prio)
+	case KindIncrement:
+		if prio != n.prio {
+			return n.WithPriority(prio)
+		}
+		return n
+	case KindObject:
+		b := NewObjectBuilder()
+		n.Each(func(k string, c *Node) bool {
+			b.Set(k, ResolveTimestamps(c, now))
+			return true
+		})
+		return b.Build(prio)
+	}
+	return n.WithPriority(prio)
+}
+
+// HasTimestamps reports whether n holds a {".sv":"timestamp"}
+// placeholder (as a value or a priority).
+func HasTimestamps(n *Node) bool {
+	if n == nil || !n.hasSV {
+		return false
+	}
+	if n.kind == KindTimestamp || n.prio != nil && n.prio.kind == KindTimestamp {
+		return true
+	}
+	found := false
+	if n.kind == KindObject {
+		n.Each(func(_ string, c *Node) bool {
+			found = HasTimestamps(c)
+			return !found
+		})
+	}
+	return found
+}
+
 // Resolve replaces the server-value placeholders in n, the value written
 // where cur is: timestamps become now, increments add to the number at
 // the same place in cur.

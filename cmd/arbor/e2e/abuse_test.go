@@ -220,6 +220,12 @@ func TestAbuse(t *testing.T) {
 			{fmt.Sprintf("PATCH of %d keys into a node of as many", n), "PATCH", "/many.json", tinyKeys(n, "s")},
 			{fmt.Sprintf("DELETE of %d two-key paths", n), "DELETE", "/many3.json?writeSizeLimit=large", ""},
 			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null")},
+			// Server timestamps (15 MB): the proposer resolves them before
+			// logging a chunked write, so the value is built as it comes.
+			{fmt.Sprintf("PATCH of %d timestamps", n/2), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n/2, "t"), ":1", `:{".sv":"timestamp"}`)},
+			// Increments of those (15 MB): resolved against the node as the
+			// chunks come.
+			{fmt.Sprintf("PATCH of %d increments", n*9/20), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n*9/20, "t"), ":1", `:{".sv":{"increment":1}}`)},
 			// An ordinary user's write, judged by the rules when applied
 			// (the admin secret acting as user u1; the rules are set
 			// first, and only judge such writes).
