@@ -287,13 +287,12 @@ func (pr *chunkPrep) fieldHead(d *decoder) bool {
 // merge merges a batch of a PATCH's decoded fields.
 func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	for _, f := range batch {
-		// A field of no keys, or one named ".priority" (an echo member of
-		// that name, which merging the echo cannot make), are left to the
-		// one-step apply, as are timestamps (they need the clock, which
-		// comes last; proposers resolve them ahead: WithTimestampsResolved).
+		// A field of no keys (crafted) and timestamps (they need the
+		// clock, which comes last; proposers resolve them ahead:
+		// WithTimestampsResolved) are left to the one-step apply.
 		// Increments are resolved as the fields are merged, against the
 		// node as it was, which the last chunk checks is still there.
-		if len(f.Path) == 0 || tree.HasTimestamps(f.Value) || len(f.Path) == 1 && f.Path[0] == ".priority" {
+		if len(f.Path) == 0 || tree.HasTimestamps(f.Value) {
 			pr.off = true
 			return
 		}
@@ -367,8 +366,13 @@ func (pr *chunkPrep) mergeEcho(batch []tree.Field) {
 	}
 	members := make([]tree.Field, 0, len(batch))
 	for _, f := range batch {
+		name := strings.Join(f.Path, "/")
+		if name == ".priority" {
+			pr.off = true // a member of that name: merging would set a priority
+			return
+		}
 		if f.Value != nil {
-			members = append(members, tree.Field{Path: tree.Path{strings.Join(f.Path, "/")}, Value: f.Value})
+			members = append(members, tree.Field{Path: tree.Path{name}, Value: f.Value})
 		}
 	}
 	e, err := tree.UpdateCounted(pr.echo, tree.Write{}, members)
