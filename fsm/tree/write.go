@@ -128,29 +128,7 @@ func setAt(root *Node, p Path, v *Node, mine owned) *Node {
 
 // resolve replaces server-value placeholders in n: timestamps become now,
 // increments add to the number currently at the same place (cur).
-func resolve(n, cur *Node, now int64) *Node {
-	if n == nil || !n.hasSV {
-		return n
-	}
-	prio := n.prio
-	if prio != nil && prio.kind == KindTimestamp {
-		prio = Int(now)
-	}
-	switch n.kind {
-	case KindTimestamp:
-		return Int(now).WithPriority(prio)
-	case KindIncrement:
-		return increment(cur, n.IncrementDelta()).WithPriority(prio)
-	case KindObject:
-		b := NewObjectBuilder()
-		n.Each(func(k string, c *Node) bool {
-			b.Set(k, resolve(c, cur.Child(k), now))
-			return true
-		})
-		return b.Build(prio)
-	}
-	return n.WithPriority(prio)
-}
+func resolve(n, cur *Node, now int64) *Node { return resolveSV(n, cur, now, true) }
 
 // ResolveTimestamps replaces the {".sv":"timestamp"} placeholders in n
 // (values and priorities) with now, leaving increments, which depend on
@@ -158,7 +136,10 @@ func resolve(n, cur *Node, now int64) *Node {
 // Resolve of n. A proposer does it for a large write before logging it,
 // so that the value no longer depends on its entry's clock, which travels
 // after the body (fsm/chunkprep.go).
-func ResolveTimestamps(n *Node, now int64) *Node {
+func ResolveTimestamps(n *Node, now int64) *Node { return resolveSV(n, nil, now, false) }
+
+// resolveSV is resolve, leaving increments as they are unless increments.
+func resolveSV(n, cur *Node, now int64, increments bool) *Node {
 	if n == nil || !n.hasSV {
 		return n
 	}
@@ -170,14 +151,17 @@ func ResolveTimestamps(n *Node, now int64) *Node {
 	case KindTimestamp:
 		return Int(now).WithPriority(prio)
 	case KindIncrement:
-		if prio != n.prio {
+		if !increments && prio == n.prio {
+			return n
+		}
+		if !increments {
 			return n.WithPriority(prio)
 		}
-		return n
+		return increment(cur, n.IncrementDelta()).WithPriority(prio)
 	case KindObject:
 		b := NewObjectBuilder()
 		n.Each(func(k string, c *Node) bool {
-			b.Set(k, ResolveTimestamps(c, now))
+			b.Set(k, resolveSV(c, cur.Child(k), now, increments))
 			return true
 		})
 		return b.Build(prio)
