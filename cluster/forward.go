@@ -160,7 +160,7 @@ func (n *Node) remoteReadIndexRound() (uint64, error) {
 // leader: anything else answers replyRetry so the sender routes again
 // rather than bouncing the request between followers.
 func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
-	ctx, cancel := n.bound(ctx)
+	ctx, cancel := context.WithTimeout(ctx, fsm.WriteBudget(n.cfg.WriteTimeout, len(payload))) // a write's size buys it time
 	defer cancel()
 	switch op {
 	case opProposeAnswer, opProposeAnswer2:

@@ -52,8 +52,6 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if c.Prejudged && !n.allows(fsm.CmdAsPrejudged, format) {
 		c.Prejudged = false // a plain CmdAs: every replica judges it
 	}
-	ctx, cancel := n.bound(ctx)
-	defer cancel()
 	var data []byte
 	if c.Parsed && n.allows(c.Kind.ParsedKind(), format) {
 		data = c.EncodeParsed()
@@ -70,6 +68,8 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if limit := n.writeLimit(format); len(data) > limit {
 		return fsm.Answer{}, errEntryTooBig(len(data), limit) // refused here, not after a trip to the leader
 	}
+	ctx, cancel := context.WithTimeout(ctx, fsm.WriteBudget(n.cfg.WriteTimeout, len(data)))
+	defer cancel()
 	for {
 		t, err := n.route(ctx, "propose")
 		if err != nil {

@@ -54,6 +54,9 @@ func applyCommandWith(s *state, cmd *Command, apply func(*state, *Command) (Resu
 		return s.clone(), Result{}, nil, err
 	}
 	next.indexes = indexesAfter(s, next, cmd, res)
+	if p := s.chunks; p != nil && p.prep != nil && cmd.Kind != CmdSetRules {
+		p.prep.noteWrite(writtenPaths(cmd, res)) // between a chunked PATCH's chunks
+	}
 	return next, res, events, nil
 }
 

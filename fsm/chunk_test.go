@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arbordb/arbor/fsm/tree"
 )
@@ -137,5 +138,23 @@ func TestGoldenChunkEntries(t *testing.T) {
 	}
 	if got := renderExport(f.Root()); got != `{"users":{"jack":{"at":1700000000123,"n":1,"name":"Jack"}}}` {
 		t.Fatalf("tree after the golden chunks: %s", got)
+	}
+}
+
+// TestWriteBudget: a write up to ChunkBytes has the write timeout; a
+// larger one ChunkTime more per piece.
+func TestWriteBudget(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		want time.Duration
+	}{
+		{0, 5 * time.Second},
+		{ChunkBytes, 5 * time.Second},
+		{ChunkBytes + 1, 5*time.Second + 5*ChunkTime},
+		{12_000_000, 5*time.Second + 46*ChunkTime},
+	} {
+		if got := WriteBudget(5*time.Second, tc.size); got != tc.want {
+			t.Errorf("WriteBudget(5s, %d) = %s, want %s", tc.size, got, tc.want)
+		}
 	}
 }

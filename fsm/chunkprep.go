@@ -101,10 +101,16 @@ type chunkPrep struct {
 	// was absent; started says whether that was decided (at the first
 	// batch). echoApp builds the echo once a field of several keys makes
 	// it differ from value.
-	trie             *pathTrie
-	echoApp          *tree.Appender
-	echoImplicit     bool // the echo is value (one-key fields, into nothing)
-	deletes          bool // a field is null
+	trie          *pathTrie
+	echoApp       *tree.Appender
+	echoImplicit  bool // the echo is value (one-key fields, into nothing)
+	deletes       bool // a field is null
+	nonFlat, incs bool // a field of several keys; an increment
+	// dirty, replaced and unrebasable note the writes applied between the
+	// chunks below, at or above the node (chunkrebase.go).
+	dirty            map[string]struct{}
+	replaced         bool
+	unrebasable      bool
 	started          bool
 	fields           []tree.Field
 	written, removed int64
@@ -297,6 +303,8 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 			return
 		}
 		pr.deletes = pr.deletes || f.Value == nil
+		pr.nonFlat = pr.nonFlat || len(f.Path) != 1
+		pr.incs = pr.incs || f.Value.HasServerValues()
 	}
 	if !pr.based {
 		pr.based, pr.base = true, root.Get(pr.path)
@@ -567,20 +575,27 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 
 // update is tree.Update for the prepared fields, which are the fields.
 func (pr *chunkPrep) update(root *tree.Node, w tree.Write, _ []tree.Field) (*tree.Node, []tree.Field, *tree.Node, error) {
-	if root.Get(w.Path) != pr.base || pr.deletes && !deathUnseen(root, w.Path) {
+	value, removed := pr.value, pr.removed
+	if cur := root.Get(w.Path); cur != pr.base {
+		v, r, ok := pr.rebase(cur) // written between the chunks
+		if !ok {
+			return nil, nil, nil, errPrepStale
+		}
+		value, removed = v, r
+	} else if pr.deletes && !deathUnseen(root, w.Path) {
 		return nil, nil, nil, errPrepStale
 	}
 	if pr.err != nil {
 		return nil, nil, nil, pr.err
 	}
-	if err := tree.CheckWriteLimit(w.WriteLimit, pr.written, pr.removed); err != nil {
+	if err := tree.CheckWriteLimit(w.WriteLimit, pr.written, removed); err != nil {
 		return nil, nil, nil, err
 	}
-	newRoot := pr.value
+	newRoot := value
 	if n := len(w.Path); n > 0 {
 		// The node's parent takes the new value as a PATCH of one field
 		// would: the same merge, for the ancestors, as the whole PATCH's.
-		u, err := tree.UpdateCounted(root, tree.Write{Path: w.Path[:n-1]}, []tree.Field{{Path: w.Path[n-1:], Value: pr.value}})
+		u, err := tree.UpdateCounted(root, tree.Write{Path: w.Path[:n-1]}, []tree.Field{{Path: w.Path[n-1:], Value: value}})
 		if err != nil {
 			return nil, nil, nil, errPrepStale
 		}

@@ -106,10 +106,30 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "patch an only child", setup: []string{`PUT /a {"big":{"k0001":1},".priority":4}`}, command: parsedCmd(t, CmdUpdate, "/a/big", body), prepared: true},
 		{name: "writes elsewhere between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
 			between: []string{"PUT /other 2", `PATCH / {"else/x":1}`, "PUT /big2 3"}, prepared: true},
+		// Writes between the chunks to the node the PATCH writes: the
+		// prepared value is rebased on them (chunkrebase.go) where it can.
 		{name: "write to the node between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
-			between: []string{"PUT /big/z 3"}},
+			between: []string{"PUT /big/z 3", `PATCH /big {"new":1,"k0007/x":2}`}, prepared: true},
+		{name: "a field's key written between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{`PUT /big/k0001 {"a":{"b":1}}`, "PUT /big/k0000 null"}, prepared: true},
+		{name: "a field's key written large between", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 300_000),
+			between: []string{`PUT /big/k0001 "` + strings.Repeat("x", 300_000) + `"`}, prepared: true},
+		{name: "a child deleted between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big/z null"}, prepared: true},
+		{name: "the node's priority written between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big/.priority 5"}},
 		{name: "node replaced between", command: parsedCmd(t, CmdUpdate, "/big", body), between: []string{"PUT /big 5"}},
-		{name: "ancestor replaced between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body), between: []string{"PUT / 1"}},
+		{name: "node replaced by an object between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{`PUT /big {"q":1,"k0001":{"z":2}}`}, prepared: true},
+		{name: "node deleted between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big null"}, prepared: true},
+		{name: "node made between", command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big/q 1", "PUT /big/k0002 1"}, prepared: true},
+		{name: "ancestor replaced between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body), between: []string{"PUT / 1"}, prepared: true},
+		{name: "deep fields and a write between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"a/b":1,`+body[1:]),
+			between: []string{"PUT /big/z 3"}},
+		{name: "increments and a write between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":{".sv":{"increment":1}},`+body[1:]),
+			between: []string{"PUT /big/z 3"}},
 		{name: "if-match", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdUpdate, "/big", body), etagOf(setupObj, "/big")), prepared: true},
 		{name: "if-match fails", setup: setupObj, command: withIfMatch(parsedCmd(t, CmdUpdate, "/big", body), "nope"), prepared: true},
 		{name: "within the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdUpdate, "/big", body), 1<<20), prepared: true},
@@ -371,7 +391,7 @@ func FuzzChunkPrep(f *testing.F) {
 			return // stops a node either way (FuzzApply)
 		}
 		setup := Command{Kind: CmdSet, Body: []byte(`{"big":{"k0001":"old","q":{"r":1},".priority":2},"a":"leaf"}`)}
-		other := Command{Kind: CmdSet, Path: tree.Path{"other"}, Body: []byte(`3`)}
+		other := Command{Kind: CmdUpdate, Body: []byte(`{"other":3,"big/q":7}`)}
 		ref, got := New(), New()
 		for _, m := range []*FSM{ref, got} {
 			m.Apply(Entry{Index: 1, Term: 1, Command: true, Data: setup.Encode()})

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -206,42 +207,49 @@ func TestAbuse(t *testing.T) {
 		// meanwhile waits for one chunk. ABUSE_MANY_KEYS sets the size
 		// (default: the issue's million).
 		n := manyKeys(t)
-		for _, w := range []struct{ name, method, path, body string }{
-			{fmt.Sprintf("PATCH of %d tiny keys", n), "PATCH", "/many.json", tinyKeys(n, "p")},
+		for _, w := range []struct{ name, method, path, body, meanwhile string }{
+			{fmt.Sprintf("PATCH of %d tiny keys", n), "PATCH", "/many.json", tinyKeys(n, "p"), ""},
 			// A million keys make 19 MB of data by SPEC's count (key
 			// lengths included): over the default 16 MiB limit.
-			{fmt.Sprintf("PUT of %d tiny keys", n), "PUT", "/many2.json?writeSizeLimit=large", tinyKeys(n, "q")},
-			{"10 MiB string", "PUT", "/str.json", `"` + strings.Repeat("s", 10<<20-2) + `"`},
+			{fmt.Sprintf("PUT of %d tiny keys", n), "PUT", "/many2.json?writeSizeLimit=large", tinyKeys(n, "q"), ""},
+			{"10 MiB string", "PUT", "/str.json", `"` + strings.Repeat("s", 10<<20-2) + `"`, ""},
 			// The other shapes a chunked write is prepared in: new objects
 			// (two-key paths), and keys merged into the node the first
 			// PATCH made. Both are deleted after (what they remove is
 			// over 16 MiB by SPEC's count).
-			{fmt.Sprintf("PATCH of %d two-key paths", n), "PATCH", "/many3.json", tinyPaths(n, "r")},
-			{fmt.Sprintf("PATCH of %d keys into a node of as many", n), "PATCH", "/many.json", tinyKeys(n, "s")},
-			{fmt.Sprintf("DELETE of %d two-key paths", n), "DELETE", "/many3.json?writeSizeLimit=large", ""},
-			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null")},
+			{fmt.Sprintf("PATCH of %d two-key paths", n), "PATCH", "/many3.json", tinyPaths(n, "r"), ""},
+			// Meanwhile another client writes to that node, every 20 ms
+			// (the value prepared across the chunks is rebased on it).
+			{fmt.Sprintf("PATCH of %d keys into a node of as many", n), "PATCH", "/many.json", tinyKeys(n, "s"), "/many/meanwhile.json"},
+			{fmt.Sprintf("DELETE of %d two-key paths", n), "DELETE", "/many3.json?writeSizeLimit=large", "", ""},
+			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null"), ""},
 			// Server timestamps (15 MB): the proposer resolves them before
 			// logging a chunked write, so the value is built as it comes.
-			{fmt.Sprintf("PATCH of %d timestamps", n/2), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n/2, "t"), ":1", `:{".sv":"timestamp"}`)},
+			{fmt.Sprintf("PATCH of %d timestamps", n/2), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n/2, "t"), ":1", `:{".sv":"timestamp"}`), ""},
 			// Increments of those (15 MB): resolved against the node as the
 			// chunks come.
-			{fmt.Sprintf("PATCH of %d increments", n*9/20), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n*9/20, "t"), ":1", `:{".sv":{"increment":1}}`)},
+			{fmt.Sprintf("PATCH of %d increments", n*9/20), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n*9/20, "t"), ":1", `:{".sv":{"increment":1}}`), ""},
 			// An ordinary user's write, judged by the rules when applied
 			// (the admin secret acting as user u1; the rules are set
 			// first, and only judge such writes).
 			{"owner rules", "PUT", "/.settings/rules.json", `{"rules": {"users": {"$uid": {".write": "auth.uid === $uid",
-				"n": {".validate": "newData.isNumber()"}}}}}`},
-			{fmt.Sprintf("user's PATCH of %d keys", n), "PATCH", "/users/u1.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`), tinyKeys(n, "u")},
+				"n": {".validate": "newData.isNumber()"}}}}}`, ""},
+			{fmt.Sprintf("user's PATCH of %d keys", n), "PATCH", "/users/u1.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`), tinyKeys(n, "u"),
+				"/users/u1/n.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`)},
 		} {
 			k := startCanary(t, c)
 			k.waitStarted(t)
 			time.Sleep(time.Second) // the window before the probe, not a wait for a state
+			stop := writeMeanwhile(t, c.Nodes[0], w.meanwhile)
 			start := time.Now()
 			r := f.Do(t, w.method, w.path+sep(w.path)+"print=silent", w.body)
+			took := time.Since(start)
+			if wrote := stop(); w.meanwhile != "" {
+				t.Logf("%s: %d writes to %s meanwhile", w.name, wrote, w.meanwhile)
+			}
 			if r.Status != 204 {
 				t.Fatalf("%s (%d bytes) through a follower: %d %.300s", w.name, len(w.body), r.Status, r.Body)
 			}
-			took := time.Since(start)
 			time.Sleep(time.Second) // the window after it
 			k.finish(t, w.name, canaryP99, canaryWorst)
 			t.Logf("%s (%.1f MB) acknowledged through %s in %s", w.name, float64(len(w.body))/1e6, f.Name, took.Round(time.Millisecond))
@@ -462,6 +470,38 @@ func manyKeys(t *testing.T) int {
 }
 
 // tinyKeys returns an object of n keys prefix0000000… with the value 1.
+// writeMeanwhile PUTs numbers to path through n every 20 ms (at most
+// 1,000 writes, and 3 minutes) until the returned stop is called, which
+// says how many succeeded; nothing when path is empty.
+func writeMeanwhile(t *testing.T, n *Node, path string) (stop func() int) {
+	if path == "" {
+		return func() int { return 0 }
+	}
+	client := n.PooledClient(t, 1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var wrote atomic.Int64
+	wg.Go(func() {
+		defer client.CloseIdleConnections()
+		deadline := time.Now().Add(3 * time.Minute)
+		for i := 0; i < 1000 && time.Now().Before(deadline); i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if r, err := n.TryDoWith(client, AdminSecret, "PUT", path, fmt.Sprint(i)); err == nil && r.Status == 200 {
+				wrote.Add(1)
+			}
+		}
+	})
+	return func() int {
+		close(done)
+		wg.Wait()
+		return int(wrote.Load())
+	}
+}
+
 // tinyPaths is tinyKeys with two-key paths: {"<prefix>000000/v":1,…}.
 func tinyPaths(n int, prefix string) string {
 	return strings.ReplaceAll(tinyKeys(n, prefix), `":1`, `/v":1`)
