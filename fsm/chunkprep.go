@@ -111,6 +111,7 @@ type chunkPrep struct {
 	dirty            map[string]struct{}
 	replaced         bool
 	unrebasable      bool
+	orig             map[int]*tree.Node // fields' values with increments, as decoded
 	started          bool
 	fields           []tree.Field
 	written, removed int64
@@ -350,6 +351,18 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 	pr.value = u.Root
 	pr.written += u.Written
 	pr.removed += u.Removed
+	if pr.incs {
+		// The increments as decoded, should a rebase resolve them anew.
+		at := len(pr.fields) - len(batch)
+		for j, f := range batch {
+			if f.Value.HasServerValues() {
+				if pr.orig == nil {
+					pr.orig = map[int]*tree.Node{}
+				}
+				pr.orig[at+j] = f.Value
+			}
+		}
+	}
 	copy(batch, u.Resolved) // batch is part of fields: now the resolved fields
 	pr.mergeEcho(batch)
 }

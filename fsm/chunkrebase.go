@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/arbordb/arbor/fsm/tree"
 )
@@ -63,11 +64,14 @@ func (pr *chunkPrep) noteWrite(paths [][]string) {
 // the fields replaced there; false leaves the PATCH to the one-step
 // apply.
 func (pr *chunkPrep) rebase(cur *tree.Node) (*tree.Node, int64, bool) {
-	if pr.unrebasable || pr.nonFlat || pr.deletes || pr.incs || pr.err != nil || pr.echo == nil {
+	if pr.unrebasable || pr.deletes || pr.err != nil || pr.echo == nil {
 		return nil, 0, false
 	}
 	fieldsObj := pr.echo // one-key fields, none null: the echo is their object
 	if pr.replaced || pr.base == nil {
+		if pr.nonFlat || pr.incs {
+			return nil, 0, false
+		}
 		if cur == nil {
 			return fieldsObj, 0, true
 		}
@@ -97,6 +101,9 @@ func (pr *chunkPrep) rebase(cur *tree.Node) (*tree.Node, int64, bool) {
 	if cur.Kind() != tree.KindObject {
 		return nil, 0, false
 	}
+	if pr.nonFlat || pr.incs {
+		return pr.rebaseFields(cur)
+	}
 	removed := pr.removed
 	var others []tree.Field
 	for k := range pr.dirty {
@@ -118,4 +125,103 @@ func (pr *chunkPrep) rebase(cur *tree.Node) (*tree.Node, int64, bool) {
 		return nil, 0, false
 	}
 	return u.Root, removed, true
+}
+
+// rebaseFields rebases a PATCH of deep paths or increments (none null) on
+// cur, whose dirty children were written between the chunks: the fields
+// under a dirty key are applied again to cur's child (increments
+// resolved anew, from the values decoded), and their resolved values,
+// echo members and byte counts follow. One pass over the fields finds
+// them.
+func (pr *chunkPrep) rebaseFields(cur *tree.Node) (*tree.Node, int64, bool) {
+	groups := make(map[string][]int, len(pr.dirty))
+	for i, f := range pr.fields {
+		if _, ok := pr.dirty[f.Path[0]]; ok {
+			groups[f.Path[0]] = append(groups[f.Path[0]], i)
+		}
+	}
+	written, removed := pr.written, pr.removed
+	children := make([]tree.Field, 0, len(pr.dirty))
+	var echoFix []tree.Field
+	for k := range pr.dirty {
+		idx := groups[k]
+		if len(idx) == 0 {
+			children = append(children, tree.Field{Path: tree.Path{k}, Value: cur.Child(k)})
+			continue
+		}
+		rel := make([]tree.Field, len(idx))
+		for j, i := range idx {
+			f := pr.fields[i]
+			v := f.Value
+			if o, ok := pr.orig[i]; ok {
+				v = o
+			}
+			rel[j] = tree.Field{Path: f.Path[1:], Value: v}
+			written -= f.Value.Size()
+			removed -= valueAt(pr.base, f.Path).Size()
+		}
+		var child *tree.Node
+		resolved := make([]*tree.Node, len(idx))
+		if len(idx) == 1 && len(rel[0].Path) == 0 {
+			// A one-key field: its value over cur's child.
+			was := cur.Child(k)
+			if err := tree.CheckIncrements(rel[0].Value, was); err != nil {
+				return nil, 0, false
+			}
+			child = tree.Resolve(rel[0].Value, was, 0) // no timestamps here (merge)
+			resolved[0] = child
+			written += child.Size()
+			removed += was.Size()
+		} else {
+			for _, r := range rel {
+				if len(r.Path) == 0 {
+					return nil, 0, false // a field and one below it: crafted
+				}
+			}
+			u, err := tree.UpdateCounted(cur.Child(k), tree.Write{CheckIncrements: true}, rel)
+			if err != nil {
+				return nil, 0, false
+			}
+			child = u.Root
+			written += u.Written
+			removed += u.Removed
+			for j := range idx {
+				resolved[j] = u.Resolved[j].Value
+			}
+		}
+		for j, i := range idx {
+			if resolved[j] != pr.fields[i].Value {
+				name := strings.Join(pr.fields[i].Path, "/")
+				if name == ".priority" {
+					return nil, 0, false
+				}
+				pr.fields[i].Value = resolved[j]
+				echoFix = append(echoFix, tree.Field{Path: tree.Path{name}, Value: resolved[j]})
+			}
+		}
+		children = append(children, tree.Field{Path: tree.Path{k}, Value: child})
+	}
+	slices.SortFunc(children, func(a, b tree.Field) int { return tree.CompareKeys(a.Path[0], b.Path[0]) })
+	u, err := tree.UpdateCounted(pr.value, tree.Write{}, children)
+	if err != nil {
+		return nil, 0, false
+	}
+	if len(echoFix) > 0 {
+		e, err := tree.UpdateCounted(pr.echo, tree.Write{}, echoFix)
+		if err != nil {
+			return nil, 0, false
+		}
+		pr.echo = e.Root
+	}
+	pr.written = written
+	return u.Root, removed, true
+}
+
+// valueAt is what a field at path p replaces in n: the value there, or
+// the priority of the node above a ".priority".
+func valueAt(n *tree.Node, p tree.Path) *tree.Node {
+	if p.IsPriority() {
+		return n.Get(p.NodePath()).Priority()
+	}
+	return n.Get(p)
 }

@@ -227,8 +227,9 @@ func TestAbuse(t *testing.T) {
 			// logging a chunked write, so the value is built as it comes.
 			{fmt.Sprintf("PATCH of %d timestamps", n/2), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n/2, "t"), ":1", `:{".sv":"timestamp"}`), ""},
 			// Increments of those (15 MB): resolved against the node as the
-			// chunks come.
-			{fmt.Sprintf("PATCH of %d increments", n*9/20), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n*9/20, "t"), ":1", `:{".sv":{"increment":1}}`), ""},
+			// chunks come, and again for a key another client writes
+			// meanwhile.
+			{fmt.Sprintf("PATCH of %d increments", n*9/20), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n*9/20, "t"), ":1", `:{".sv":{"increment":1}}`), "/ts/t000001.json"},
 			// An ordinary user's write, judged by the rules when applied
 			// (the admin secret acting as user u1; the rules are set
 			// first, and only judge such writes).
