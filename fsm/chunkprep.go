@@ -23,27 +23,31 @@ import (
 //
 // The result is exactly the one-step apply's, for the shapes prepared:
 //
-//   - a PATCH whose fields are each one key below its node: fields applied
-//     batch after batch, in order, are fields applied in order, which is
-//     what an Update is (tree.Update); a field sets nothing outside the
-//     node it names, so the node's new value can be built on its own;
-//   - no field (member) is null or holds a server value: nothing dies
-//     during the write (a node's death is what its parent could tell
-//     apart: tree/merge.go), and nothing depends on the clock or the
-//     write limit, which travel after the body; the limit is checked at
-//     the end, over the batches' sums;
-//   - a PATCH is merged into its node as that node was at the first batch;
-//     the last chunk uses the result only if the node is still the same
-//     (the same pointer: nothing wrote below it in between);
-//   - a PUT's object is built by the same merge, from nothing.
+//   - a PATCH's fields applied batch after batch, in order, are the
+//     fields applied in order, which is what an Update is (tree.Update);
+//     a field sets nothing outside the node the PATCH names, so that
+//     node's new value can be built on its own, and put in place at the
+//     end as a PATCH of one field would — except when the node died on
+//     the way (its children all deleted; tree.Updated.Died), which its
+//     ancestors that had only it share (rebornAt);
+//   - fields into an absent node, in path order, are appended to a new
+//     object as they come (pathTrie); the echo is built alongside;
+//   - increments are resolved against the node as the batch found it;
+//     timestamps need the clock, which travels after the body, so a
+//     proposer resolves them before it chunks the command
+//     (WithTimestampsResolved); the write limit is checked at the end,
+//     over the batches' sums;
+//   - a PATCH is merged into its node as it was at the first batch; when
+//     other writes change that node before the last chunk, the prepared
+//     value is rebased on what they changed (chunkrebase.go);
+//   - a PUT's value is built by a streaming decoder, from nothing.
 //
-// A PUT its node judged ahead (CmdAsPrejudged) is prepared too: applying
-// it only checks the rules are still those it was judged by. Anything
-// else — other kinds, writes judged at apply, a field of several keys,
-// nulls, server values, bytes that do not decode, a node written in
-// between — is applied in one step when the last chunk comes, as before,
-// which decides errors as it always has. chunkprep_test.go compares both
-// ways.
+// A write judged when applied (CmdAs) gathers the paths the rules judge
+// as its chunks come; a PUT its node judged ahead (CmdAsPrejudged) only
+// checks the rules are still those it was judged by. Anything else —
+// other kinds, bytes that do not decode, a rebase that cannot be done —
+// is applied in one step when the last chunk comes, as before, which
+// decides errors as it always has. chunkprep_test.go compares both ways.
 
 // preparedApplies counts the chunked commands applied from their
 // prepared value (tests tell the two ways apart by it).
@@ -101,10 +105,19 @@ type chunkPrep struct {
 	// was absent; started says whether that was decided (at the first
 	// batch). echoApp builds the echo once a field of several keys makes
 	// it differ from value.
-	trie          *pathTrie
-	echoApp       *tree.Appender
-	echoImplicit  bool // the echo is value (one-key fields, into nothing)
-	deletes       bool // a field is null
+	trie         *pathTrie
+	echoApp      *tree.Appender
+	echoImplicit bool // the echo is value (one-key fields, into nothing)
+	deletes      bool // a field is null
+	prioField    bool // a field sets the node's priority
+	// nullKeys holds the first key of every null field, unless there are
+	// more than nullKeysMax of them (nullKeysMany): a child of the node
+	// not among them never dies during the PATCH (chunkrebase.go).
+	nullKeys     map[string]struct{}
+	nullKeysMany bool
+	// died says the node died on the way (tree.Updated.Died): its
+	// ancestors that had only it died too (rebornAt).
+	died          bool
 	nonFlat, incs bool // a field of several keys; an increment
 	// dirty, replaced and unrebasable note the writes applied between the
 	// chunks below, at or above the node (chunkrebase.go).
@@ -303,7 +316,11 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 			pr.off = true
 			return
 		}
-		pr.deletes = pr.deletes || f.Value == nil
+		if f.Value == nil {
+			pr.deletes = true
+			pr.noteNull(f.Path[0])
+		}
+		pr.prioField = pr.prioField || len(f.Path) == 1 && f.Path[0] == ".priority"
 		pr.nonFlat = pr.nonFlat || len(f.Path) != 1
 		pr.incs = pr.incs || f.Value.HasServerValues()
 	}
@@ -349,6 +366,7 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 		return
 	}
 	pr.value = u.Root
+	pr.died = pr.died || u.Died
 	pr.written += u.Written
 	pr.removed += u.Removed
 	if pr.incs {
@@ -434,26 +452,6 @@ func (pr *chunkPrep) addToTrie(batch []tree.Field) int {
 		pr.mergeEcho(batch[from:i])
 	}
 	return i
-}
-
-// deathUnseen reports whether the node at p dying during a write and
-// coming back (its children deleted, then others added) leaves the tree
-// as if it had not: the one-step merge rebuilds an ancestor whose
-// children all died as a new object, without its priority, and the
-// prepared value does not say whether the node died on the way. That
-// matters only up a chain of only children to an ancestor with a
-// priority.
-func deathUnseen(root *tree.Node, p tree.Path) bool {
-	for ; len(p) > 0; p = p[:len(p)-1] {
-		parent := root.Get(p[:len(p)-1])
-		if parent.Len() >= 2 {
-			return true
-		}
-		if parent.Priority() != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // pathTrie builds a new object from fields (none null) whose paths come
@@ -588,21 +586,26 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 
 // update is tree.Update for the prepared fields, which are the fields.
 func (pr *chunkPrep) update(root *tree.Node, w tree.Write, _ []tree.Field) (*tree.Node, []tree.Field, *tree.Node, error) {
-	value, removed := pr.value, pr.removed
+	value, removed, died := pr.value, pr.removed, pr.died
 	if cur := root.Get(w.Path); cur != pr.base {
-		v, r, ok := pr.rebase(cur) // written between the chunks
+		v, r, d, ok := pr.rebase(root, w.Path, cur) // written between the chunks
 		if !ok {
 			return nil, nil, nil, errPrepStale
 		}
-		value, removed = v, r
-	} else if pr.deletes && !deathUnseen(root, w.Path) {
-		return nil, nil, nil, errPrepStale
+		value, removed, died = v, r, d
 	}
 	if pr.err != nil {
 		return nil, nil, nil, pr.err
 	}
 	if err := tree.CheckWriteLimit(w.WriteLimit, pr.written, removed); err != nil {
 		return nil, nil, nil, err
+	}
+	if died && value != nil {
+		newRoot, err := rebornAt(root, w.Path, value)
+		if err != nil {
+			return nil, nil, nil, errPrepStale
+		}
+		return newRoot, pr.fields, pr.echo, nil
 	}
 	newRoot := value
 	if n := len(w.Path); n > 0 {
@@ -615,6 +618,37 @@ func (pr *chunkPrep) update(root *tree.Node, w tree.Write, _ []tree.Field) (*tre
 		newRoot = u.Root
 	}
 	return newRoot, pr.fields, pr.echo, nil
+}
+
+// rebornAt puts value at p in root for a PATCH whose node died on the
+// way and came back (value is what it came back as): each ancestor it was
+// the only child of died with it and came back as a new object, without
+// its priority (tree/merge.go), up to the first ancestor that has another
+// child, which takes the chain as a PATCH of one field would.
+func rebornAt(root *tree.Node, p tree.Path, value *tree.Node) (*tree.Node, error) {
+	v, n := value, len(p)
+	for n > 0 {
+		parent := root.Get(p[:n-1])
+		others := parent.Len()
+		if parent.Child(p[n-1]) != nil {
+			others--
+		}
+		if others > 0 {
+			break
+		}
+		a := tree.NewAppender()
+		a.AppendOne(p[n-1], v)
+		v = a.Build()
+		n--
+	}
+	if n == 0 {
+		return v, nil
+	}
+	u, err := tree.UpdateCounted(root, tree.Write{Path: p[:n-1]}, []tree.Field{{Path: p[n-1 : n], Value: v}})
+	if err != nil {
+		return nil, err
+	}
+	return u.Root, nil
 }
 
 // WithTimestampsResolved returns c with its {".sv":"timestamp"}

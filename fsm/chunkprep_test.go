@@ -154,7 +154,7 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		// A node whose children are all deleted dies; its parent, when it
 		// is the only child, dies too and comes back without its priority.
 		{name: "dies and comes back under a priority", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
-			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:])},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), prepared: true},
 		{name: "dies and comes back beside a sibling", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1,".priority":4}`},
 			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), prepared: true},
 		{name: "dies and comes back under no priority", setup: []string{`PUT /a/b {"big":{"x":1,"y":2}}`, `PUT /a/c 1`},
@@ -162,7 +162,49 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "dies", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1,".priority":4}`},
 			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+nullFields(300)+`}`), prepared: true},
 		{name: "dies, the only child", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
-			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,"z":null,"w":null}`)},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,"z":null,"w":null}`), prepared: true},
+		{name: "dies and comes back, three only children deep", setup: []string{`PUT /a {"b":{"c":{"big":{"x":1},".priority":2}},".priority":1}`, `PUT /s 1`},
+			command: parsedCmd(t, CmdUpdate, "/a/b/c/big", `{"x":null,`+body[1:]), prepared: true},
+		{name: "dies and comes back, the root's only child", setup: []string{`PUT / {"big":{"x":1},".priority":1}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:]), prepared: true},
+		{name: "the root dies and comes back", setup: []string{`PUT / {"x":1,".priority":1}`},
+			command: parsedCmd(t, CmdUpdate, "/", `{"x":null,`+body[1:]), prepared: true},
+		{name: "made, deleted and made again below a leaf", setup: []string{`PUT /a {".value":"leaf",".priority":3}`},
+			command: func() Command {
+				c := parsedCmd(t, CmdUpdate, "/a/big", body)
+				c.Fields = append(append(append([]tree.Field{}, c.Fields[:1]...), tree.Field{Path: tree.Path{"k0000"}, Value: nil}), c.Fields[1:]...)
+				c.Fields[0], c.Fields[1] = c.Fields[1], c.Fields[0]
+				c.Fields = append([]tree.Field{{Path: tree.Path{"k0000"}, Value: tree.Int(1)}}, c.Fields...)
+				return c
+			}(), prepared: true},
+		// Nulls, and writes to the node between the chunks.
+		{name: "nulls and a write between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,"gone":null,`+body[1:]),
+			between: []string{"PUT /big/q 3", "PUT /big/k0007 null"}, prepared: true},
+		{name: "nulls and their keys written between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"gone":null,"z":null,`+body[1:len(body)-1]+`,"zz":null}`),
+			between: []string{"PUT /big/z 3", "PUT /big/gone 4", `PUT /big/k0001 {"a":1}`, "PUT /big/zz 5"}, prepared: true},
+		{name: "nulls, and between a child no field touches", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /a/big/q 1"}, prepared: true},
+		{name: "nulls, and between a child no field touches, under a priority", setup: []string{`PUT /big {"x":1,"y":2,".priority":3}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /big/q 1"}},
+		{name: "nulls of every child, written between, an only child", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /a/big/x 5"}},
+		{name: "nulls of every child, written between, beside a sibling", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1,".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /a/big/x 5", "PUT /a/big/w 6", "PUT /a/big/w null"}, prepared: true},
+		{name: "nulls, and between the last child left deleted, another made", setup: []string{`PUT /big {"x":1,"y":2,".priority":3}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+nullFields(300)+`}`), between: []string{"PUT /big/y null", "PUT /big/z 1"}, prepared: true},
+		{name: "nulls and a priority field, written between", setup: setupObj,
+			command: parsedCmd(t, CmdUpdate, "/big", `{".priority":9,"z":null,`+body[1:]), between: []string{"PUT /big/z 3", "PUT /big/k0000 null"}, prepared: true},
+		{name: "deep nulls and their keys written between", setup: setupObj,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0001/u":null,"k0007/x":null,"z/q":null,`+regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body[1:], `"$1/v/w":`)),
+			between: []string{`PUT /big/k0001 {"v":1,"u":2}`, `PUT /big/k0007/y 2`, "PUT /big/k0009 null", `PUT /big/z {"q":1}`}, prepared: true},
+		{name: "deep nulls taking a child written between", setup: setupObj,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"z/x":null,"q/r":null,`+body[1:]),
+			between: []string{`PUT /big/q {"r":1}`}, prepared: true},
+		{name: "increments and nulls, written between", setup: []string{`PUT /big {"k0001":5,"q":1,"s":2}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0001":{".sv":{"increment":2}},"q":null,`+body[len(`{"k0000":0,"k0001":"s1","k0002":{"a":2,"b":{"c":true},".priority":2},`):]),
+			between: []string{"PUT /big/k0001 10", "PUT /big/q 3"}, prepared: true},
+		{name: "nulls, node replaced between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,`+body[1:]),
+			between: []string{`PUT /big {"z":1}`}},
 		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:]), prepared: true},
 		{name: "server values", command: parsedCmd(t, CmdUpdate, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
 		{name: "increments", setup: []string{`PUT /big {"k0001":5,"k0002":1.5,"q":"s"}`},
@@ -390,6 +432,9 @@ func FuzzChunkPrep(f *testing.F) {
 		cmd(f, CmdUpdate, "/big", `{"k0001":null,"q":null,"new":1,"z":{"y":2}}`),
 		cmd(f, CmdUpdate, "/big", `{"q/.priority":5,"q/r":null,"z/y/x":1,"b/c":2,"a/b":3,"k0001/v":4}`),
 		cmd(f, CmdUpdate, "/new", `{"b/c":2,"a/b":3,"x":null,"b/d":1}`),
+		cmd(f, CmdUpdate, "/big", `{"k1001":null,"q/r":null,"z":1,`+body[1:]),
+		cmd(f, CmdUpdate, "/big/q", `{"r":null,`+body[1:]),
+		cmd(f, CmdUpdate, "/big", `{"kz":{".sv":{"increment":1}},"q":null,`+body[1:]),
 	} {
 		p, ok := parsedTwin(c)
 		if !ok {
@@ -397,6 +442,9 @@ func FuzzChunkPrep(f *testing.F) {
 		}
 		f.Add(p.EncodeParsed(), uint16(5), true)
 		f.Add(p.EncodeParsed(), uint16(333), false)
+		for size := range uint16(6) {
+			f.Add(p.EncodeParsed(), 60+size, true)
+		}
 	}
 	f.Fuzz(func(t *testing.T, entry []byte, size uint16, between bool) {
 		if k, err := EntryKind(entry); err != nil || k == CmdChunk || size == 0 || len(entry)/int(size) > 400 {
@@ -406,7 +454,10 @@ func FuzzChunkPrep(f *testing.F) {
 			return // stops a node either way (FuzzApply)
 		}
 		setup := Command{Kind: CmdSet, Body: []byte(`{"big":{"k0001":"old","q":{"r":1},".priority":2},"a":"leaf"}`)}
-		other := Command{Kind: CmdUpdate, Body: []byte(`{"other":3,"big/q":7}`)}
+		// The write between the chunks, picked by the cut's size.
+		others := []string{`{"other":3,"big/q":7}`, `{"big/k0001":null,"big/new":{"x":1}}`, `{"big/q":null,"big/k0001":null}`,
+			`{"big/.priority":3,"big/z":1}`, `{"big":{"q":1,"x":{"y":2}}}`, `{"big/q/r":null,"big/k0002":{".sv":{"increment":1}}}`}
+		other := Command{Kind: CmdUpdate, Body: []byte(others[int(size)%len(others)])}
 		ref, got := New(), New()
 		for _, m := range []*FSM{ref, got} {
 			m.Apply(Entry{Index: 1, Term: 1, Command: true, Data: setup.Encode()})

@@ -89,6 +89,8 @@ type merger struct {
 	// children, and object builds it on the way (echoNode).
 	flat     bool
 	echoNode *Node
+	// baseDied says the update's node died at some moment (Updated.Died).
+	baseDied bool
 	// echoDigest holds, for a one-key field, the entry digest of its
 	// value under its key, computed for the tree and reused by the echo
 	// whose member it also is (echoHas says which are set).
@@ -137,7 +139,10 @@ func mergeUpdate(root *Node, w *Write, fields []Field) (Updated, error) {
 	for i := range grp {
 		grp[i].i = int32(i)
 	}
-	newRoot, _, _ := m.node(root, grp, 0)
+	newRoot, died, _ := m.node(root, grp, 0)
+	if m.base == 0 {
+		m.baseDied = died != never
+	}
 	if m.fallback {
 		return Updated{}, errInOrder
 	}
@@ -151,7 +156,7 @@ func mergeUpdate(root *Node, w *Write, fields []Field) (Updated, error) {
 	if !m.flat {
 		echo = m.echo()
 	}
-	return Updated{Root: newRoot, Resolved: m.resolved, Echo: echo, Written: m.written, Removed: m.removed}, nil
+	return Updated{Root: newRoot, Resolved: m.resolved, Echo: echo, Written: m.written, Removed: m.removed, Died: m.baseDied}, nil
 }
 
 // mergeable reports whether the fields are the parser's kind: none empty,
@@ -370,6 +375,7 @@ func updateInOrder(root *Node, w Write, fields []Field) (Updated, error) {
 	// The fields' paths never overlap but often share their parents: the
 	// first field copies them, the others change those copies in place.
 	mine := owned{}
+	alive, died := root.Get(w.Path) != nil, false
 	for i, f := range fields {
 		abs := append(append(Path{}, w.Path...), f.Path...)
 		cur := old.Get(abs)
@@ -388,9 +394,12 @@ func updateInOrder(root *Node, w Write, fields []Field) (Updated, error) {
 		}
 		resolved[i] = Field{Path: f.Path, Value: v}
 		echo.Set(joinPath(f.Path), v)
+		now := root.Get(w.Path) != nil
+		died = died || alive && !now
+		alive = now
 	}
 	if err := CheckWriteLimit(w.WriteLimit, written, removed); err != nil {
 		return Updated{}, err
 	}
-	return Updated{Root: root, Resolved: resolved, Echo: echo.Build(nil), Written: written, Removed: removed}, nil
+	return Updated{Root: root, Resolved: resolved, Echo: echo.Build(nil), Written: written, Removed: removed, Died: died}, nil
 }

@@ -105,7 +105,16 @@ func diffUpdate(root *Node, u update) string {
 	if d := diffNodes(ea, eb, "echo"); d != "" {
 		return d
 	}
-	return diffFields(fa, fb)
+	if d := diffFields(fa, fb); d != "" {
+		return d
+	}
+	// Whether the update's node died on the way (Updated.Died).
+	ua, _ := updateInOrder(root, u.w, fields)
+	ub, _ := UpdateCounted(root, u.w, fields)
+	if ua.Died != ub.Died {
+		return fmt.Sprintf("died: %v in order, %v merged", ua.Died, ub.Died)
+	}
+	return ""
 }
 
 func diffFields(a, b []Field) string {

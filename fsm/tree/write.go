@@ -285,6 +285,12 @@ type Updated struct {
 	// Written and Removed are the sizes of the values the fields wrote
 	// and of those they replaced: what w.WriteLimit bounds.
 	Written, Removed int64
+	// Died says the update's node (at w.Path) became null at some moment
+	// of the fields in order (it may have come back after): it lost its
+	// priority then, and so did each ancestor it was the only child of.
+	// A caller applying one PATCH as several updates (fsm's chunked
+	// commands) needs it to tell what the whole would have done above.
+	Died bool
 }
 
 // UpdateCounted is Update, also reporting the sizes the write limit is
