@@ -119,9 +119,11 @@ type chunkPrep struct {
 	// ancestors that had only it died too (rebornAt).
 	died          bool
 	nonFlat, incs bool // a field of several keys; an increment
-	// dirty, replaced and unrebasable note the writes applied between the
-	// chunks below, at or above the node (chunkrebase.go).
+	// dirty, prioWritten, replaced and unrebasable note the writes
+	// applied between the chunks below, to the priority of, at or above
+	// the node (chunkrebase.go).
 	dirty            map[string]struct{}
+	prioWritten      bool
 	replaced         bool
 	unrebasable      bool
 	orig             map[int]*tree.Node // fields' values with increments, as decoded

@@ -93,6 +93,8 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		return f.Root().Get(mustPath(t, path)).ETag()
 	}
 	setupObj := []string{"PUT /big " + keys, "PUT /other 1"}
+	// A node with no priority: its size holds its children alone.
+	setupPlain := []string{`PUT /big {"k0000":"old","k0007":{"x":1},"z":2}`, "PUT /other 1"}
 	cases := []prepCase{
 		{name: "patch into nothing", command: parsedCmd(t, CmdUpdate, "/big", body), prepared: true},
 		{name: "patch out of key order", command: parsedCmd(t, CmdUpdate, "/big", `{"zz":1,"10":2,"9":3,`+body[1:]), prepared: true},
@@ -117,7 +119,56 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "a child deleted between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
 			between: []string{"PUT /big/z null"}, prepared: true},
 		{name: "the node's priority written between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big/.priority 5"}, prepared: true},
+		{name: "the node's priority deleted between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{"PUT /big/.priority null", "PUT /big/z 3"}, prepared: true},
+		{name: "the priority written between, a priority field", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{".priority":9,`+body[1:]),
 			between: []string{"PUT /big/.priority 5"}},
+		{name: "the priority written between, nulls of an only child", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /a/big/.priority 5"}},
+		{name: "the priority written between, nulls", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,`+body[1:]), between: []string{"PUT /a/big/.priority 5"}, prepared: true},
+		{name: "deep fields, node replaced between", setup: setupPlain,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0007/x":5,"q/r":1,`+regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body[1:], `"$1/v/w":`)),
+			between: []string{`PUT /big {"k0001":{"v":{"x":1}},"k0007":"leaf","q":1,"s":{"t":2},".priority":7}`}, prepared: true},
+		{name: "deep fields, node deleted between", setup: setupPlain,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0007/x":5,`+regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body[1:], `"$1/v/w":`)),
+			between: []string{"PUT /big null"}, prepared: true},
+		{name: "deep fields into nothing, node made between",
+			command: parsedCmd(t, CmdUpdate, "/big", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"$1/v/w":`)),
+			between: []string{`PUT /big/k0001 {"v":{"x":1}}`, "PUT /big/q 1", "PUT /big/.priority 3"}, prepared: true},
+		{name: "deep fields, node replaced by a leaf between", setup: setupObj,
+			command: parsedCmd(t, CmdUpdate, "/big", regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"$1/v/w":`)),
+			between: []string{`PUT /big "leaf"`}},
+		{name: "increments, node replaced between", setup: []string{`PUT /big {"k0001":5}`},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0001":{".sv":{"increment":2}},"kz":{".sv":{"increment":1}},`+body[len(`{"k0000":0,"k0001":"s1","k0002":{"a":2,"b":{"c":true},".priority":2},`):]),
+			between: []string{`PUT /big {"k0001":10,"kz":0.5,"q":1}`}, prepared: true},
+		{name: "nulls, node deleted between", setup: setupPlain, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,`+body[1:]),
+			between: []string{"PUT /big null"}, prepared: true},
+		{name: "deep fields, a node with a priority replaced between", setup: setupObj,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0007/x":5,`+regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body[1:], `"$1/v/w":`)),
+			between: []string{`PUT /big {"k0001":{"v":{"x":1}},"q":1}`}, prepared: true},
+		{name: "deep fields, replaced between by a node whose priority was deleted", setup: setupPlain,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0007/x":5,`+regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body[1:], `"$1/v/w":`)),
+			between: []string{`PUT /big {"k0001":{"v":{"x":1}},"q":1,".priority":2}`, "PUT /big/.priority null"}, prepared: true},
+		{name: "one-key fields, replaced between by a node whose priority was deleted", setup: setupPlain, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{`PUT /big {"k0001":{"v":{"x":1}},"q":1,".priority":2}`, "PUT /big/.priority null"}, prepared: true},
+		{name: "a node that died and came back between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{`PATCH /big {"k0000":null,"k0007":null,"z":null,"q":1}`}},
+		{name: "a node whose priority was deleted, that died and came back between",
+			setup: []string{`PUT /big {"k0000":"old","z":2,".priority":"p"}`, "PUT /big/.priority null"}, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{`PATCH /big {"k0000":null,"z":null,"q":1}`}},
+		{name: "a node given a priority, that died and came back between",
+			setup: []string{`PUT /big {"k0000":"old","z":2}`, "PUT /big/.priority 5"}, command: parsedCmd(t, CmdUpdate, "/big", body),
+			between: []string{`PATCH /big {"k0000":null,"z":null,"q":1}`}},
+		{name: "a node without a priority that died and came back between", setup: setupPlain, command: parsedCmd(t, CmdUpdate, "/big", `{"z/x":null,`+body[1:]),
+			between: []string{`PATCH /big {"k0000":null,"k0007":null,"z":null,"q":1}`}, prepared: true},
+		{name: "nulls of every child of the replacement, an only child", setup: []string{`PUT /a {"big":{"q":1},".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{`PUT /a/big {"x":1,"y":2}`}},
+		{name: "nulls of every child of the replacement, beside a sibling", setup: []string{`PUT /a {"big":{"q":1},"s":1,".priority":4}`},
+			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{`PUT /a/big {"x":1,"y":2}`}, prepared: true},
+		{name: "priority field, node deleted between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{".priority":9,"q/x":1,`+body[1:]),
+			between: []string{"PUT /big null"}},
 		{name: "node replaced between", command: parsedCmd(t, CmdUpdate, "/big", body), between: []string{"PUT /big 5"}},
 		{name: "node replaced by an object between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", body),
 			between: []string{`PUT /big {"q":1,"k0001":{"z":2}}`}, prepared: true},
@@ -185,7 +236,7 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "nulls, and between a child no field touches", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
 			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /a/big/q 1"}, prepared: true},
 		{name: "nulls, and between a child no field touches, under a priority", setup: []string{`PUT /big {"x":1,"y":2,".priority":3}`},
-			command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /big/q 1"}},
+			command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /big/q 1"}, prepared: true},
 		{name: "nulls of every child, written between, an only child", setup: []string{`PUT /a {"big":{"x":1,"y":2},".priority":4}`},
 			command: parsedCmd(t, CmdUpdate, "/a/big", `{"x":null,"y":null,`+body[1:]), between: []string{"PUT /a/big/x 5"}},
 		{name: "nulls of every child, written between, beside a sibling", setup: []string{`PUT /a {"big":{"x":1,"y":2},"s":1,".priority":4}`},
@@ -203,8 +254,8 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "increments and nulls, written between", setup: []string{`PUT /big {"k0001":5,"q":1,"s":2}`},
 			command: parsedCmd(t, CmdUpdate, "/big", `{"k0001":{".sv":{"increment":2}},"q":null,`+body[len(`{"k0000":0,"k0001":"s1","k0002":{"a":2,"b":{"c":true},".priority":2},`):]),
 			between: []string{"PUT /big/k0001 10", "PUT /big/q 3"}, prepared: true},
-		{name: "nulls, node replaced between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,`+body[1:]),
-			between: []string{`PUT /big {"z":1}`}},
+		{name: "nulls, node replaced between", setup: setupPlain, command: parsedCmd(t, CmdUpdate, "/big", `{"z":null,`+body[1:]),
+			between: []string{`PUT /big {"z":1}`}, prepared: true},
 		{name: "nulls into nothing", command: parsedCmd(t, CmdUpdate, "/big", `{"x":null,`+body[1:]), prepared: true},
 		{name: "server values", command: parsedCmd(t, CmdUpdate, "/big", `{"t":{".sv":"timestamp"},`+body[1:])},
 		{name: "increments", setup: []string{`PUT /big {"k0001":5,"k0002":1.5,"q":"s"}`},
@@ -357,7 +408,12 @@ func checkPrepMatches(t *testing.T, tc prepCase, entry []byte, size int) {
 		t.Errorf("prepared value used: %v, want %v", used, tc.prepared)
 	}
 	if a, b := renderExport(f.Root()), renderExport(ref.Root()); a != b || f.Root().ETag() != ref.Root().ETag() || f.Root().Size() != ref.Root().Size() {
-		t.Fatalf("tree:\n chunked  %.400s\n one step %.400s", a, b)
+		at := 0
+		for at < min(len(a), len(b)) && a[at] == b[at] {
+			at++
+		}
+		from := max(0, at-150)
+		t.Fatalf("tree (size %d vs %d), from byte %d:\n chunked  %.400s\n one step %.400s", f.Root().Size(), ref.Root().Size(), from, a[from:], b[from:])
 	}
 	if denied := errors.Is(want.Err, ErrDenied); denied != tc.denied {
 		t.Errorf("denied %v (%v), want %v", denied, want.Err, tc.denied)
@@ -456,7 +512,8 @@ func FuzzChunkPrep(f *testing.F) {
 		setup := Command{Kind: CmdSet, Body: []byte(`{"big":{"k0001":"old","q":{"r":1},".priority":2},"a":"leaf"}`)}
 		// The write between the chunks, picked by the cut's size.
 		others := []string{`{"other":3,"big/q":7}`, `{"big/k0001":null,"big/new":{"x":1}}`, `{"big/q":null,"big/k0001":null}`,
-			`{"big/.priority":3,"big/z":1}`, `{"big":{"q":1,"x":{"y":2}}}`, `{"big/q/r":null,"big/k0002":{".sv":{"increment":1}}}`}
+			`{"big/.priority":3,"big/z":1}`, `{"big":{"q":1,"x":{"y":2}}}`, `{"big/q/r":null,"big/k0002":{".sv":{"increment":1}}}`,
+			`{"big/.priority":null}`, `{"big/k0001":null,"big/q":null,"big/n":1}`, `{"big":{"q":1,".priority":4}}`}
 		other := Command{Kind: CmdUpdate, Body: []byte(others[int(size)%len(others)])}
 		ref, got := New(), New()
 		for _, m := range []*FSM{ref, got} {

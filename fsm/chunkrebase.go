@@ -52,16 +52,29 @@ func (pr *chunkPrep) noteWrite(paths [][]string) {
 			pr.replaced = true // at or above the node
 		case len(p) > len(pr.path) && slices.Equal(p[:len(pr.path)], pr.path):
 			k := p[len(pr.path)]
-			if k == ".priority" || len(pr.dirty) >= rebaseDirtyMax {
-				pr.unrebasable = true
+			if k == ".priority" {
+				pr.prioWritten = true
+				continue
+			}
+			if !pr.markDirty(k) {
 				return
 			}
-			if pr.dirty == nil {
-				pr.dirty = map[string]struct{}{}
-			}
-			pr.dirty[k] = struct{}{}
 		}
 	}
+}
+
+// markDirty notes that the node's child at k may have changed; false
+// (and unrebasable) past rebaseDirtyMax keys.
+func (pr *chunkPrep) markDirty(k string) bool {
+	if len(pr.dirty) >= rebaseDirtyMax {
+		pr.unrebasable = true
+		return false
+	}
+	if pr.dirty == nil {
+		pr.dirty = map[string]struct{}{}
+	}
+	pr.dirty[k] = struct{}{}
+	return true
 }
 
 // rebase is the prepared value on cur, the node as it is now, and what
@@ -71,15 +84,54 @@ func (pr *chunkPrep) rebase(root *tree.Node, path tree.Path, cur *tree.Node) (va
 	if pr.unrebasable || pr.err != nil || pr.echo == nil && !pr.deletes {
 		return nil, 0, false, false
 	}
-	if !pr.replaced && pr.base != nil && cur.Kind() == tree.KindObject && (pr.nonFlat || pr.incs || pr.deletes) {
-		value, removed, survivor, ok := pr.rebaseFields(cur)
-		if !ok || !pr.deletes {
-			return value, removed, false, ok
-		}
-		return pr.diedOnCur(root, path, cur, value, removed, survivor)
+	fresh := pr.replaced || pr.base == nil
+	if !fresh && !pr.sameObject(cur) {
+		return nil, 0, false, false
 	}
-	value, removed, ok = pr.rebaseFlat(cur)
-	return value, removed, false, ok // no field is null: nothing died
+	if !pr.nonFlat && !pr.incs && !pr.deletes && !pr.prioWritten {
+		if value, removed, ok := pr.rebaseFlat(cur); ok {
+			return value, removed, false, true // no field is null: nothing died
+		}
+	}
+	if fresh {
+		// Any child of base or cur may differ: all are dirty.
+		if cur != nil && cur.Kind() != tree.KindObject || pr.base.Len() > rebaseCurMax || cur.Len() > rebaseCurMax {
+			return nil, 0, false, false
+		}
+		for _, n := range []*tree.Node{pr.base, cur} {
+			n.Each(func(k string, _ *tree.Node) bool { return pr.markDirty(k) })
+		}
+		if pr.unrebasable {
+			return nil, 0, false, false
+		}
+	}
+	value, removed, survivor, ok := pr.rebaseFields(cur)
+	if !ok {
+		return nil, 0, false, false
+	}
+	value, ok = pr.settle(root, path, cur, value, survivor)
+	return value, removed, false, ok
+}
+
+// sameObject reports whether the writes between the chunks, all below
+// the node or to its priority, changed it in place: it is an object, as
+// base is; its size moved by its dirty children's entries alone (had it
+// died and come back, it would have lost what its size held beyond its
+// children: tree.Node.SizeBeyondChildren); and its priority is base's,
+// unless one was written. The prepared value, changed in place from base,
+// then carries what cur's size carries.
+func (pr *chunkPrep) sameObject(cur *tree.Node) bool {
+	if cur.Kind() != tree.KindObject || pr.base.Kind() != tree.KindObject {
+		return false
+	}
+	if !pr.prioWritten && cur.Priority() != pr.base.Priority() {
+		return false
+	}
+	d := cur.Size() - pr.base.Size()
+	for k := range pr.dirty {
+		d -= tree.EntrySize(k, cur.Child(k)) - tree.EntrySize(k, pr.base.Child(k))
+	}
+	return d == 0
 }
 
 // rebaseFlat is rebase for one-key fields, none null and no increments.
@@ -97,7 +149,9 @@ func (pr *chunkPrep) rebaseFlat(cur *tree.Node) (*tree.Node, int64, bool) {
 		}
 		var others []tree.Field
 		var removed int64
+		beyond := cur.Size() - 2 // the result is built anew: cur's size must hold nothing more
 		cur.Each(func(k string, c *tree.Node) bool {
+			beyond -= tree.EntrySize(k, c)
 			if fieldsObj.Child(k) == nil {
 				others = append(others, tree.Field{Path: tree.Path{k}, Value: c})
 			} else {
@@ -105,6 +159,9 @@ func (pr *chunkPrep) rebaseFlat(cur *tree.Node) (*tree.Node, int64, bool) {
 			}
 			return true
 		})
+		if beyond != 0 {
+			return nil, 0, false
+		}
 		if len(others) == 0 {
 			return fieldsObj, removed, true
 		}
@@ -114,10 +171,8 @@ func (pr *chunkPrep) rebaseFlat(cur *tree.Node) (*tree.Node, int64, bool) {
 		}
 		return u.Root, removed, true
 	}
-	// Writes below the node only: the dirty keys are what changed.
-	if cur.Kind() != tree.KindObject {
-		return nil, 0, false
-	}
+	// Writes below the node only, in place (sameObject): the dirty keys
+	// are what changed.
 	removed := pr.removed
 	var others []tree.Field
 	for k := range pr.dirty {
@@ -249,49 +304,90 @@ func (pr *chunkPrep) rebaseFields(cur *tree.Node) (value *tree.Node, removed int
 // no field touched (diedOnCur).
 const rebaseScan = 4096
 
-// diedOnCur finishes the rebase of a PATCH with nulls: value is right
-// child by child, and what is left is whether the node died on the way
-// on cur — which only matters for its priority (set on it or by a field)
-// and for ancestors it is the only child of (rebornAt). A child of cur no
-// null field goes through (survivor: a dirty key no field touches; or
-// found among cur's first children, or, for one-key fields, among
-// value's) means it never died; the prepared value must then not have died on base
-// either, unless that took nothing away. Otherwise, when it matters, the
-// one-step apply decides.
-func (pr *chunkPrep) diedOnCur(root *tree.Node, path tree.Path, cur, value *tree.Node, removed int64, survivor bool) (*tree.Node, int64, bool, bool) {
-	if !survivor && !pr.nullKeysMany {
-		// A child of cur no null field goes through stays non-null.
+// settle finishes a rebase: value is right child by child, and what is
+// left is the node itself on cur — whether it died on the way (only with
+// nulls), which decides its priority, its ancestors' (rebornAt) and what
+// its size holds beyond its children (tree.Node.SizeBeyondChildren), and
+// which priority it keeps. A child of cur no null field goes through
+// (survivor: a dirty key no field touches; or found among cur's first
+// children, or, for one-key fields, among value's) means it lived. Where
+// that is not known and matters, or a priority field makes the moments
+// matter, the one-step apply decides (false).
+func (pr *chunkPrep) settle(root *tree.Node, path tree.Path, cur, value *tree.Node, survivor bool) (*tree.Node, bool) {
+	if value != nil && value.Kind() != tree.KindObject {
+		return nil, false
+	}
+	lived := !pr.deletes || survivor || pr.findSurvivor(cur, value)
+	// beyond is what value's size holds beyond its children: base's, or
+	// nothing if it died on the way.
+	beyond, known := int64(0), true
+	if !pr.died {
+		known = pr.base.Kind() != tree.KindObject && pr.base == nil || pr.base.Kind() == tree.KindObject && pr.base.Len() <= rebaseCurMax
+		if known {
+			beyond = pr.base.SizeBeyondChildren()
+		}
+	}
+	switch {
+	case cur == nil:
+		// Replaced by nothing: the node came into being with the fields,
+		// new, without a priority unless a field set one after that.
+		if pr.prioField || !known {
+			return nil, false
+		}
+		return value.CarryOver(nil, beyond), true
+	case pr.replaced || pr.base == nil:
+		// Replaced by another object: the node is cur, changed in place,
+		// if it lived.
+		if pr.prioField || !known {
+			return nil, false
+		}
+		if lived {
+			return value.CarryOver(cur, beyond), true
+		}
+		ok := cur.Priority() == nil && !onlyChild(root, path) && cur.SizeBeyondChildren() == 0
+		return value.CarryOver(nil, beyond), ok // dying or not, the same tree
+	case lived && !pr.died:
+		// Changed in place on base and on cur alike (sameObject).
+		if pr.prioWritten {
+			return value.WithPriority(cur.Priority()), !pr.prioField
+		}
+		return value, true
+	case lived:
+		// It came back on base (value is new) and lived on cur.
+		return value.CarryOver(cur, 0), !pr.prioField && cur.Len() <= rebaseCurMax
+	}
+	// It may have died on cur: the same tree either way only if nothing
+	// tells a new object from the old one.
+	ok := !pr.prioField && cur.Priority() == nil && !onlyChild(root, path) &&
+		cur.Len() <= rebaseCurMax && cur.SizeBeyondChildren() == 0
+	return value.CarryOver(nil, beyond), ok && known
+}
+
+// findSurvivor looks for a child of cur that no null field goes through,
+// among cur's first children, or, for one-key fields, among value's
+// (one not in the echo was not touched: a touched one left non-null is).
+func (pr *chunkPrep) findSurvivor(cur, value *tree.Node) bool {
+	found := false
+	if !pr.nullKeysMany {
 		seen := 0
 		cur.Each(func(k string, _ *tree.Node) bool {
 			_, nulled := pr.nullKeys[k]
-			survivor = !nulled
+			found = !nulled
 			seen++
-			return !survivor && seen < rebaseScan
+			return !found && seen < rebaseScan
 		})
 	}
-	if !survivor && !pr.nonFlat {
-		// One-key fields: a child of value no field touched is not in the
-		// echo (a touched one left non-null is).
+	if !found && !pr.nonFlat && !pr.replaced {
 		seen := 0
 		value.Each(func(k string, _ *tree.Node) bool {
 			if _, dirty := pr.dirty[k]; !dirty && pr.echo.Child(k) == nil {
-				survivor = true
+				found = true
 			}
 			seen++
-			return !survivor && seen < rebaseScan
+			return !found && seen < rebaseScan
 		})
 	}
-	prio := cur.Priority() != nil || pr.prioField
-	if survivor {
-		if pr.died && prio {
-			return nil, 0, false, false
-		}
-		return value, removed, false, true
-	}
-	if prio || onlyChild(root, path) {
-		return nil, 0, false, false
-	}
-	return value, removed, false, true // dying or not leaves the same tree
+	return found
 }
 
 // nullKeysMax bounds the keys of null fields a chunkPrep keeps.

@@ -74,3 +74,36 @@ func TestBuilderLargeObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestCarryOverMatchesTheMerge: an object's size keeps its history (a
+// priority it had); CarryOver gives another object built from the same
+// children exactly what a merge into the old one gives.
+func TestCarryOverMatchesTheMerge(t *testing.T) {
+	plain := mustParseBody(t, `{"a":1,"b":{"c":"x"}}`)
+	if h := plain.SizeBeyondChildren(); h != 0 {
+		t.Fatalf("built from its children: %d beyond", h)
+	}
+	withPrio := mustParseBody(t, `{"a":1,"b":{"c":"x"},".priority":"p"}`)
+	lost := withPrio.WithPriority(nil)
+	if lost.SizeBeyondChildren() == 0 || lost.Size() != withPrio.Size() {
+		t.Fatalf("a priority removed keeps the size: %d, beyond %d", lost.Size(), lost.SizeBeyondChildren())
+	}
+	if (*Node)(nil).SizeBeyondChildren() != 0 || EntrySize("k", nil) != 0 || EntrySize("k", Int(1)) != 1+4+Int(1).Size() {
+		t.Fatal("nil nodes and entries")
+	}
+	fields := []Field{{Path: Path{"a"}, Value: nil}, {Path: Path{"d"}, Value: Int(4)}}
+	for _, old := range []*Node{plain, withPrio, lost, nil} {
+		merged, err := UpdateCounted(old, Write{}, fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rebuilt, err := UpdateCounted(nil, Write{}, []Field{{Path: Path{"b"}, Value: old.Child("b")}, {Path: Path{"d"}, Value: Int(4)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rebuilt.Root.CarryOver(old, 0)
+		if got.Size() != merged.Root.Size() || got.ETag() != merged.Root.ETag() {
+			t.Errorf("size %d, etag %s; the merge's %d, %s", got.Size(), got.ETag(), merged.Root.Size(), merged.Root.ETag())
+		}
+	}
+}
