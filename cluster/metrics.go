@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 
+	"github.com/arbordb/arbor/fsm"
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -55,6 +56,10 @@ func (n *Node) RegisterMetrics(reg prometheus.Registerer) error {
 			func() float64 { return float64(n.verify.rounds.Load()) }),
 		counter("leader_changes_total", "Times this node saw a new Raft leader.",
 			func() float64 { return float64(n.leaderChanges.Load()) }),
+		counter("large_writes_prepared_total", "Chunked (large) writes applied from the value built as their chunks came.",
+			func() float64 { p, _ := fsm.ChunkedApplies(); return float64(p) }),
+		counter("large_writes_one_step_total", "Chunked (large) writes applied in one step at their last chunk, holding up every write behind them.",
+			func() float64 { _, o := fsm.ChunkedApplies(); return float64(o) }),
 	}
 	collectors = append(collectors, raftStageSeconds)
 	for _, c := range collectors {

@@ -119,6 +119,7 @@ func applyChunk(s *state, data []byte, index, term uint64) (*state, Result, []Ev
 			return after, res, events, err
 		}
 	}
+	oneStepApplies.Add(1)
 	size := 0
 	for _, part := range q.parts {
 		size += len(part)

@@ -50,8 +50,18 @@ import (
 // decides errors as it always has. chunkprep_test.go compares both ways.
 
 // preparedApplies counts the chunked commands applied from their
-// prepared value (tests tell the two ways apart by it).
-var preparedApplies atomic.Uint64
+// prepared value, oneStepApplies those applied in one step at their last
+// chunk (tests tell the two ways apart by them).
+var preparedApplies, oneStepApplies atomic.Uint64
+
+// ChunkedApplies reports how many chunked commands this process applied
+// from the value prepared as their chunks came, and how many in one step
+// at their last chunk (a rebase that could not be done, a node that
+// restarted from a snapshot between the chunks, a shape not prepared):
+// the second stalls every write behind it for the whole apply.
+func ChunkedApplies() (prepared, oneStep uint64) {
+	return preparedApplies.Load(), oneStepApplies.Load()
+}
 
 // errPrepStale says the prepared value cannot be used: the one-step apply
 // decides.

@@ -95,7 +95,8 @@ func (pr *chunkPrep) rebase(root *tree.Node, path tree.Path, cur *tree.Node) (va
 	}
 	if fresh {
 		// Any child of base or cur may differ: all are dirty.
-		if cur != nil && cur.Kind() != tree.KindObject || pr.base.Len() > rebaseCurMax || cur.Len() > rebaseCurMax {
+		// A leaf is as good as nothing unless it has a priority.
+		if cur.Kind() != tree.KindObject && cur.Priority() != nil || pr.base.Len() > rebaseCurMax || cur.Len() > rebaseCurMax {
 			return nil, 0, false, false
 		}
 		for _, n := range []*tree.Node{pr.base, cur} {
@@ -320,19 +321,30 @@ func (pr *chunkPrep) settle(root *tree.Node, path tree.Path, cur, value *tree.No
 	lived := !pr.deletes || survivor || pr.findSurvivor(cur, value)
 	// beyond is what value's size holds beyond its children: base's, or
 	// nothing if it died on the way.
+	// A leaf without a priority turns into an object made of its
+	// children alone.
 	beyond, known := int64(0), true
-	if !pr.died {
-		known = pr.base.Kind() != tree.KindObject && pr.base == nil || pr.base.Kind() == tree.KindObject && pr.base.Len() <= rebaseCurMax
+	switch {
+	case pr.died:
+	case pr.base.Kind() == tree.KindObject:
+		known = pr.base.Len() <= rebaseCurMax
 		if known {
 			beyond = pr.base.SizeBeyondChildren()
 		}
+	default:
+		known = pr.base.Priority() == nil
 	}
 	switch {
-	case cur == nil:
-		// Replaced by nothing: the node came into being with the fields,
-		// new, without a priority unless a field set one after that.
+	case cur.Kind() != tree.KindObject:
+		// Replaced by nothing or a leaf without a priority (rebase): the
+		// node came into being with the fields, new, without a priority
+		// unless a field set one after that. A leaf no field turned into
+		// an object stays.
 		if pr.prioField || !known {
 			return nil, false
+		}
+		if value == nil && cur != nil {
+			return cur, true
 		}
 		return value.CarryOver(nil, beyond), true
 	case pr.replaced || pr.base == nil:

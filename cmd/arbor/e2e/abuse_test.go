@@ -219,10 +219,15 @@ func TestAbuse(t *testing.T) {
 			// over 16 MiB by SPEC's count).
 			{fmt.Sprintf("PATCH of %d two-key paths", n), "PATCH", "/many3.json", tinyPaths(n, "r"), ""},
 			// Meanwhile another client writes to that node, every 20 ms
-			// (the value prepared across the chunks is rebased on it).
+			// (the value prepared across the chunks is rebased on it); it
+			// does again while the keys are deleted.
 			{fmt.Sprintf("PATCH of %d keys into a node of as many", n), "PATCH", "/many.json", tinyKeys(n, "s"), "/many/meanwhile.json"},
 			{fmt.Sprintf("DELETE of %d two-key paths", n), "DELETE", "/many3.json?writeSizeLimit=large", "", ""},
-			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null"), ""},
+			{fmt.Sprintf("PATCH deleting %d keys", n), "PATCH", "/many.json?writeSizeLimit=large", strings.ReplaceAll(tinyKeys(n, "s"), ":1", ":null"), "/many/meanwhile.json"},
+			// A client replacing the node a large PATCH writes, every 20 ms
+			// while its chunks come: the PATCH applies to whatever is there
+			// at its last chunk (a number, which it turns into an object).
+			{fmt.Sprintf("PATCH of %d two-key paths into a node replaced meanwhile", n/2), "PATCH", "/many4.json", tinyPaths(n/2, "w"), "/many4.json"},
 			// Server timestamps (15 MB): the proposer resolves them before
 			// logging a chunked write, so the value is built as it comes.
 			{fmt.Sprintf("PATCH of %d timestamps", n/2), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n/2, "t"), ":1", `:{".sv":"timestamp"}`), ""},
@@ -238,6 +243,10 @@ func TestAbuse(t *testing.T) {
 			{fmt.Sprintf("user's PATCH of %d keys", n), "PATCH", "/users/u1.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`), tinyKeys(n, "u"),
 				"/users/u1/n.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`)},
 		} {
+			oneStep := make([]float64, len(c.Nodes))
+			for i, node := range c.Nodes {
+				oneStep[i] = counterValue(t, node, "arbor_raft_large_writes_one_step_total")
+			}
 			k := startCanary(t, c)
 			k.waitStarted(t)
 			time.Sleep(time.Second) // the window before the probe, not a wait for a state
@@ -253,6 +262,17 @@ func TestAbuse(t *testing.T) {
 			}
 			time.Sleep(time.Second) // the window after it
 			k.finish(t, w.name, canaryP99, canaryWorst)
+			// Every node built the write as its chunks came, whatever was
+			// written meanwhile: none applied it in one step. (A string is
+			// one leaf, copied at its last chunk: nothing to build.)
+			for i, node := range c.Nodes {
+				if strings.HasPrefix(w.body, `"`) {
+					break
+				}
+				if now := counterValue(t, node, "arbor_raft_large_writes_one_step_total"); now != oneStep[i] {
+					t.Errorf("%s: %s applied %v large writes in one step (arbor_raft_large_writes_one_step_total)", w.name, node.Name, now-oneStep[i])
+				}
+			}
 			t.Logf("%s (%.1f MB) acknowledged through %s in %s", w.name, float64(len(w.body))/1e6, f.Name, took.Round(time.Millisecond))
 			term = healthy(t, c, w.name, term)
 		}
