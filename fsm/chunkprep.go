@@ -42,12 +42,22 @@ import (
 //     value is rebased on what they changed (chunkrebase.go);
 //   - a PUT's value is built by a streaming decoder, from nothing.
 //
+// One difference is left, for log entries the parser never makes: a
+// PATCH writing one path twice (or a path and one below it) counts, for
+// the write limit, what the node held before the PATCH in one step but
+// what the earlier field left when the two fields are in different
+// batches; the tree is the same.
+//
 // A write judged when applied (CmdAs) gathers the paths the rules judge
 // as its chunks come; a PUT its node judged ahead (CmdAsPrejudged) only
 // checks the rules are still those it was judged by. Anything else —
 // other kinds, bytes that do not decode, a rebase that cannot be done —
 // is applied in one step when the last chunk comes, as before, which
 // decides errors as it always has. chunkprep_test.go compares both ways.
+
+// nilSize is the size of no value (tree.Node.Size), which a field
+// writing where there is nothing counts as replaced.
+var nilSize = (*tree.Node)(nil).Size()
 
 // preparedApplies counts the chunked commands applied from their
 // prepared value, oneStepApplies those applied in one step at their last
@@ -140,6 +150,9 @@ type chunkPrep struct {
 	started          bool
 	fields           []tree.Field
 	written, removed int64
+	// shadow is the fields applied to nothing, for a PATCH of deep paths
+	// into a node of many children (chunkshadow.go).
+	shadow *shadowPrep
 	// err is the first failing field's error: later fields are decoded
 	// (a decoding error comes first) but not merged.
 	err error
@@ -318,6 +331,7 @@ func (pr *chunkPrep) fieldHead(d *decoder) bool {
 
 // merge merges a batch of a PATCH's decoded fields.
 func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
+	clean := !pr.nonFlat && !pr.deletes && !pr.incs // the fields before batch
 	for _, f := range batch {
 		// A field of no keys (crafted) and timestamps (they need the
 		// clock, which comes last; proposers resolve them ahead:
@@ -340,6 +354,7 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 		pr.based, pr.base = true, root.Get(pr.path)
 		pr.value = pr.base
 	}
+	pr.shadowMerge(batch, clean)
 	if pr.judgePaths != nil {
 		for _, f := range batch {
 			pr.judgePaths.Add(f.Path.NodePath())
@@ -459,6 +474,7 @@ func (pr *chunkPrep) addToTrie(batch []tree.Field) int {
 		}
 		pr.trie.add(f.Path, f.Value)
 		pr.written += f.Value.Size()
+		pr.removed += nilSize // what a field replaces where there is nothing
 	}
 	if from >= 0 {
 		pr.mergeEcho(batch[from:i])

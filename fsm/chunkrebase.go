@@ -35,10 +35,10 @@ import (
 
 // rebaseDirtyMax bounds the keys noted below the node: past it the
 // one-step apply decides.
-const rebaseDirtyMax = 100_000
+var rebaseDirtyMax = 100_000 // a variable for tests
 
 // rebaseCurMax bounds the children of a replaced node taken over.
-const rebaseCurMax = 100_000
+var rebaseCurMax = 100_000 // a variable for tests
 
 // noteWrite records that a write at paths (absolute) was applied between
 // the chunks.
@@ -93,6 +93,9 @@ func (pr *chunkPrep) rebase(root *tree.Node, path tree.Path, cur *tree.Node) (va
 			return value, removed, false, true // no field is null: nothing died
 		}
 	}
+	if fresh && pr.base.Len() > rebaseCurMax && pr.shadow != nil {
+		return pr.shadowRebase(root, path, cur)
+	}
 	if fresh {
 		// Any child of base or cur may differ: all are dirty.
 		// A leaf is as good as nothing unless it has a priority.
@@ -142,21 +145,27 @@ func (pr *chunkPrep) rebaseFlat(cur *tree.Node) (*tree.Node, int64, bool) {
 	}
 	fieldsObj := pr.echo // one-key fields, none null: the echo is their object
 	if pr.replaced || pr.base == nil {
+		// Each field replaced nothing but the child of cur at its key.
+		// (A key twice, which the parser never makes, would replace the
+		// first value: not counted here.)
+		if fieldsObj.Len() != len(pr.fields) {
+			return nil, 0, false
+		}
+		removed := int64(len(pr.fields)) * nilSize
 		if cur == nil {
-			return fieldsObj, 0, true
+			return fieldsObj, removed, true
 		}
 		if cur.Kind() != tree.KindObject || cur.Priority() != nil || cur.Len() > rebaseCurMax {
 			return nil, 0, false
 		}
 		var others []tree.Field
-		var removed int64
 		beyond := cur.Size() - 2 // the result is built anew: cur's size must hold nothing more
 		cur.Each(func(k string, c *tree.Node) bool {
 			beyond -= tree.EntrySize(k, c)
 			if fieldsObj.Child(k) == nil {
 				others = append(others, tree.Field{Path: tree.Path{k}, Value: c})
 			} else {
-				removed += c.Size()
+				removed += c.Size() - nilSize
 			}
 			return true
 		})
@@ -303,7 +312,7 @@ func (pr *chunkPrep) rebaseFields(cur *tree.Node) (value *tree.Node, removed int
 
 // rebaseScan bounds the children of the rebased value looked at for one
 // no field touched (diedOnCur).
-const rebaseScan = 4096
+var rebaseScan = 4096 // a variable for tests
 
 // settle finishes a rebase: value is right child by child, and what is
 // left is the node itself on cur — whether it died on the way (only with
@@ -403,7 +412,7 @@ func (pr *chunkPrep) findSurvivor(cur, value *tree.Node) bool {
 }
 
 // nullKeysMax bounds the keys of null fields a chunkPrep keeps.
-const nullKeysMax = 1 << 16
+var nullKeysMax = 1 << 16 // a variable for tests
 
 // noteNull notes that a null field goes through the child at key.
 func (pr *chunkPrep) noteNull(key string) {
