@@ -150,9 +150,6 @@ type chunkPrep struct {
 	started          bool
 	fields           []tree.Field
 	written, removed int64
-	// shadow is the fields applied to nothing, for a PATCH of deep paths
-	// into a node of many children (chunkshadow.go).
-	shadow *shadowPrep
 	// err is the first failing field's error: later fields are decoded
 	// (a decoding error comes first) but not merged.
 	err error
@@ -331,7 +328,6 @@ func (pr *chunkPrep) fieldHead(d *decoder) bool {
 
 // merge merges a batch of a PATCH's decoded fields.
 func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
-	clean := !pr.nonFlat && !pr.deletes && !pr.incs // the fields before batch
 	for _, f := range batch {
 		// A field of no keys (crafted) and timestamps (they need the
 		// clock, which comes last; proposers resolve them ahead:
@@ -354,7 +350,6 @@ func (pr *chunkPrep) merge(root *tree.Node, batch []tree.Field) {
 		pr.based, pr.base = true, root.Get(pr.path)
 		pr.value = pr.base
 	}
-	pr.shadowMerge(batch, clean)
 	if pr.judgePaths != nil {
 		for _, f := range batch {
 			pr.judgePaths.Add(f.Path.NodePath())

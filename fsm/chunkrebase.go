@@ -93,9 +93,6 @@ func (pr *chunkPrep) rebase(root *tree.Node, path tree.Path, cur *tree.Node) (va
 			return value, removed, false, true // no field is null: nothing died
 		}
 	}
-	if fresh && pr.base.Len() > rebaseCurMax && pr.shadow != nil {
-		return pr.shadowRebase(root, path, cur)
-	}
 	if fresh {
 		// Any child of base or cur may differ: all are dirty.
 		// A leaf is as good as nothing unless it has a priority.
