@@ -135,6 +135,9 @@ type chunkPrep struct {
 	// not among them never dies during the PATCH (chunkrebase.go).
 	nullKeys     map[string]struct{}
 	nullKeysMany bool
+	// valueFresh says value's size holds its children alone (a rebase
+	// built it anew: chunkrebase.go).
+	valueFresh bool
 	// died says the node died on the way (tree.Updated.Died): its
 	// ancestors that had only it died too (rebornAt).
 	died          bool

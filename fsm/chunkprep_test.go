@@ -367,11 +367,10 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 	})
 }
 
-// TestChunkRebaseOnALargeNodeReplaced: a PATCH of deep paths into a node
-// of many children (here: over two) that another write replaces between
-// the chunks is applied in one step — the node's old children would have
-// to be taken out of the prepared value one by one and the fields under
-// them applied again; one-key fields are rebased on the echo.
+// TestChunkRebaseOnALargeNodeReplaced: a PATCH into a node of many
+// children (here: over two) that another write replaces between the
+// chunks keeps what its fields made, takes the node's untouched children
+// out in one pass, and applies the fields under the others again.
 func TestChunkRebaseOnALargeNodeReplaced(t *testing.T) {
 	was := rebaseCurMax
 	rebaseCurMax = 2
@@ -380,13 +379,26 @@ func TestChunkRebaseOnALargeNodeReplaced(t *testing.T) {
 	deep := regexp.MustCompile(`"(k\d+)":`).ReplaceAllString(body, `"$1/v/w":`)
 	many := []string{`PUT /big {"k0000":"old","k0007":{"x":1},"z":2,"y":{"q":1}}`, "PUT /other 1"}
 	withPrio := []string{`PUT /big {"k0000":"old","k0007":{"x":1},"z":2,"y":{"q":1},".priority":1}`}
+	incs := `{"z":{".sv":{"increment":2}},"y/n":{".sv":{"increment":1}},` + deep[1:]
 	cases := []prepCase{
 		{name: "deep fields, replaced by a leaf", setup: many, command: parsedCmd(t, CmdUpdate, "/big", deep),
-			between: []string{"PUT /big 5"}},
+			between: []string{"PUT /big 5"}, prepared: true},
 		{name: "deep fields, replaced by an object", setup: withPrio, command: parsedCmd(t, CmdUpdate, "/big", `{"z/x":null,`+deep[1:]),
-			between: []string{`PUT /big {"k0001":{"v":{"x":1}},"z":{"x":1,"y":2},".priority":3}`}},
+			between: []string{`PUT /big {"k0001":{"v":{"x":1}},"z":{"x":1,"y":2},".priority":3}`}, prepared: true},
 		{name: "deep fields, deleted", setup: many, command: parsedCmd(t, CmdUpdate, "/big", deep),
-			between: []string{"PUT /big null"}},
+			between: []string{"PUT /big null"}, prepared: true},
+		{name: "deep fields and nulls under its children, replaced", setup: many,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0007/x":null,"y/q":null,"z":null,`+deep[1:]),
+			between: []string{`PUT /big {"k0007":{"x":1,"w":2},"y":{"q":1}}`}, prepared: true},
+		{name: "increments under its children, replaced", setup: many, command: parsedCmd(t, CmdUpdate, "/big", incs),
+			between: []string{`PUT /big {"z":5,"y":{"n":1.5}}`}, prepared: true},
+		{name: "increments under its children, deleted", setup: many, command: parsedCmd(t, CmdUpdate, "/big", incs),
+			between: []string{"PUT /big null"}, prepared: true},
+		{name: "deep fields, replaced by an object of many children", setup: many, command: parsedCmd(t, CmdUpdate, "/big", deep),
+			between: []string{`PUT /big {"k0001":1,"q":2,"r":3}`}},
+		{name: "nulls of every child, replaced by a leaf", setup: many,
+			command: parsedCmd(t, CmdUpdate, "/big", `{"k0000":null,"k0007":null,"z":null,"y":null,`+nullFields(300)+`}`),
+			between: []string{"PUT /big 5"}, prepared: true},
 		{name: "one-key fields, replaced", setup: many, command: parsedCmd(t, CmdUpdate, "/big", body),
 			between: []string{`PUT /big {"k0001":1,"q":2}`}, prepared: true},
 		{name: "one-key fields, deleted", setup: many, command: parsedCmd(t, CmdUpdate, "/big", body),
@@ -426,7 +438,7 @@ func atTheLimit(t *testing.T, cases []prepCase) []prepCase {
 // function it returns is called.
 func tinyRebaseBounds() (restore func()) {
 	dirty, cur, scan, nulls := rebaseDirtyMax, rebaseCurMax, rebaseScan, nullKeysMax
-	rebaseDirtyMax, rebaseCurMax, rebaseScan, nullKeysMax = 3, 2, 1, 2
+	rebaseDirtyMax, rebaseCurMax, rebaseScan, nullKeysMax = 3, 1, 1, 2
 	return func() { rebaseDirtyMax, rebaseCurMax, rebaseScan, nullKeysMax = dirty, cur, scan, nulls }
 }
 

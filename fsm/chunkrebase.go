@@ -35,7 +35,7 @@ import (
 
 // rebaseDirtyMax bounds the keys noted below the node: past it the
 // one-step apply decides.
-var rebaseDirtyMax = 100_000 // a variable for tests
+var rebaseDirtyMax = 1 << 18 // a variable for tests
 
 // rebaseCurMax bounds the children of a replaced node taken over.
 var rebaseCurMax = 100_000 // a variable for tests
@@ -93,6 +93,9 @@ func (pr *chunkPrep) rebase(root *tree.Node, path tree.Path, cur *tree.Node) (va
 			return value, removed, false, true // no field is null: nothing died
 		}
 	}
+	if fresh && pr.base.Len() > rebaseCurMax {
+		return pr.rebaseLargeReplaced(root, path, cur)
+	}
 	if fresh {
 		// Any child of base or cur may differ: all are dirty.
 		// A leaf is as good as nothing unless it has a priority.
@@ -111,6 +114,42 @@ func (pr *chunkPrep) rebase(root *tree.Node, path tree.Path, cur *tree.Node) (va
 		return nil, 0, false, false
 	}
 	value, ok = pr.settle(root, path, cur, value, survivor)
+	return value, removed, false, ok
+}
+
+// rebaseLargeReplaced is rebase for a node of more than rebaseCurMax
+// children replaced between the chunks: its children no field touched are
+// taken out of the prepared value in one pass (tree.Node.WithoutShared,
+// not one by one: a million of them cost the one-step apply's seconds),
+// and the keys of its children the fields changed or deleted become dirty
+// keys of cur, with cur's own: the fields under them are applied again to
+// what cur has there.
+func (pr *chunkPrep) rebaseLargeReplaced(root *tree.Node, path tree.Path, cur *tree.Node) (*tree.Node, int64, bool, bool) {
+	if cur.Kind() != tree.KindObject && cur.Priority() != nil || cur.Len() > rebaseCurMax {
+		return nil, 0, false, false
+	}
+	kept, changed := pr.value.WithoutShared(pr.base)
+	if kept == nil && changed == nil || len(changed) > rebaseDirtyMax {
+		return nil, 0, false, false // not objects, or too much to apply again
+	}
+	v := *pr
+	v.value, v.valueFresh, v.died = kept, true, false
+	v.dirty = make(map[string]struct{}, len(changed)+cur.Len()+len(pr.dirty))
+	for _, k := range changed {
+		v.dirty[k] = struct{}{}
+	}
+	cur.Each(func(k string, _ *tree.Node) bool { return v.markDirty(k) })
+	if v.unrebasable {
+		return nil, 0, false, false
+	}
+	value, removed, survivor, ok := v.rebaseFields(cur)
+	if !ok {
+		return nil, 0, false, false
+	}
+	value, ok = v.settle(root, path, cur, value, survivor)
+	if ok {
+		pr.written, pr.echo = v.written, v.echo // cur's values counted and echoed
+	}
 	return value, removed, false, ok
 }
 
@@ -331,7 +370,7 @@ func (pr *chunkPrep) settle(root *tree.Node, path tree.Path, cur, value *tree.No
 	// children alone.
 	beyond, known := int64(0), true
 	switch {
-	case pr.died:
+	case pr.died || pr.valueFresh:
 	case pr.base.Kind() == tree.KindObject:
 		known = pr.base.Len() <= rebaseCurMax
 		if known {

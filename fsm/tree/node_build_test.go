@@ -107,3 +107,32 @@ func TestCarryOverMatchesTheMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutSharedKeepsWhatChanged: the children a merge made or changed,
+// as an object built from them, and the keys of base's changed ones.
+func TestWithoutSharedKeepsWhatChanged(t *testing.T) {
+	base := mustParseBody(t, `{"a":1,"b":{"c":"x"},"d":3,"e":{"f":1},".priority":"p"}`)
+	u, err := UpdateCounted(base, Write{}, []Field{
+		{Path: Path{"b", "c"}, Value: String("y")}, {Path: Path{"d"}, Value: nil},
+		{Path: Path{"g"}, Value: Int(7)}, {Path: Path{"0"}, Value: Bool(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, changed := u.Root.WithoutShared(base)
+	want := mustParseBody(t, `{"0":true,"b":{"c":"y"},"g":7}`)
+	if got.ETag() != want.ETag() || got.Size() != want.Size() || got.Priority() != nil {
+		t.Fatalf("kept %s (size %d), want %s (size %d)", renderExport(got), got.Size(), renderExport(want), want.Size())
+	}
+	if fmt.Sprint(changed) != "[b d]" {
+		t.Fatalf("changed %v, want [b d]", changed)
+	}
+	if got, changed := base.WithoutShared(base); got != nil || len(changed) != 0 {
+		t.Fatalf("nothing changed: %v %v", got, changed)
+	}
+	if got, changed := Int(1).WithoutShared(base); got != nil || changed != nil {
+		t.Fatal("a leaf")
+	}
+	if got, changed := (*Node)(nil).WithoutShared(base); got != nil || len(changed) != base.Len() {
+		t.Fatalf("nothing left: %v %v", got, changed)
+	}
+}

@@ -228,6 +228,12 @@ func TestAbuse(t *testing.T) {
 			// while its chunks come: the PATCH applies to whatever is there
 			// at its last chunk (a number, which it turns into an object).
 			{fmt.Sprintf("PATCH of %d two-key paths into a node replaced meanwhile", n/2), "PATCH", "/many4.json", tinyPaths(n/2, "w"), "/many4.json"},
+			// The same into a node of half a million keys, replaced only
+			// once the PATCH's first chunks are in ("late:"): its
+			// children the PATCH did not touch are taken out of the
+			// prepared value in one pass.
+			{fmt.Sprintf("PATCH of %d tiny keys", n/2), "PATCH", "/many5.json", tinyKeys(n/2, "x"), ""},
+			{fmt.Sprintf("PATCH of %d two-key paths into that node, replaced after its first chunks", n/2), "PATCH", "/many5.json", tinyPaths(n/2, "y"), "late:/many5.json"},
 			// Server timestamps (15 MB): the proposer resolves them before
 			// logging a chunked write, so the value is built as it comes.
 			{fmt.Sprintf("PATCH of %d timestamps", n/2), "PATCH", "/ts.json", strings.ReplaceAll(tinyKeys(n/2, "t"), ":1", `:{".sv":"timestamp"}`), ""},
@@ -493,10 +499,15 @@ func manyKeys(t *testing.T) int {
 // tinyKeys returns an object of n keys prefix0000000… with the value 1.
 // writeMeanwhile PUTs numbers to path through n every 20 ms (at most
 // 1,000 writes, and 3 minutes) until the returned stop is called, which
-// says how many succeeded; nothing when path is empty.
+// says how many succeeded; nothing when path is empty. A path starting
+// "late:" is first written after 1.5 s.
 func writeMeanwhile(t *testing.T, n *Node, path string) (stop func() int) {
 	if path == "" {
 		return func() int { return 0 }
+	}
+	first := 20 * time.Millisecond
+	if p, ok := strings.CutPrefix(path, "late:"); ok {
+		path, first = p, 1500*time.Millisecond // after a large write's first chunks
 	}
 	client := n.PooledClient(t, 1)
 	done := make(chan struct{})
@@ -506,10 +517,14 @@ func writeMeanwhile(t *testing.T, n *Node, path string) (stop func() int) {
 		defer client.CloseIdleConnections()
 		deadline := time.Now().Add(3 * time.Minute)
 		for i := 0; i < 1000 && time.Now().Before(deadline); i++ {
+			wait := 20 * time.Millisecond
+			if i == 0 {
+				wait = first
+			}
 			select {
 			case <-done:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(wait):
 			}
 			if r, err := n.TryDoWith(client, AdminSecret, "PUT", path, fmt.Sprint(i)); err == nil && r.Status == 200 {
 				wrote.Add(1)

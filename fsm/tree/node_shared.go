@@ -1,0 +1,76 @@
+package tree
+
+// WithoutShared returns object n without the children it shares with
+// object base — the same node under the same key, which is what a merge
+// leaves of a child no field touched — as a new object (no priority, its
+// size that of its children alone), and the keys of base's other
+// children: changed in n, or gone from it. A caller that prepared n from
+// base and must now apply the same fields to another node (fsm's large
+// PATCH whose node was replaced between its chunks) keeps what the fields
+// made without taking base's children out one by one. One pass over both
+// objects; only base's changed children are hashed. A nil n shares
+// nothing (every child of base is gone); nil, nil when n is a leaf or base
+// is not an object.
+func (n *Node) WithoutShared(base *Node) (*Node, []string) {
+	if n != nil && n.Kind() != KindObject || base.Kind() != KindObject {
+		return nil, nil
+	}
+	if n == nil {
+		changed := make([]string, 0, base.Len())
+		base.Each(func(k string, _ *Node) bool {
+			changed = append(changed, k)
+			return true
+		})
+		return nil, changed
+	}
+	kept := newChildren()
+	size := int64(2)
+	hasSV := false
+	var changed []string
+	var changedLanes [4]uint64 // of base's changed children
+	ni, bi := n.children.Iter(), base.children.Iter()
+	defer ni.Release()
+	defer bi.Release()
+	nOK, bOK := ni.First(), bi.First()
+	keep := func(e entry) {
+		kept.Load(e)
+		size += entrySize(e.key, e.node)
+		hasSV = hasSV || e.node.hasSV
+	}
+	for nOK || bOK {
+		c := 0
+		switch {
+		case !nOK:
+			c = 1
+		case !bOK:
+			c = -1
+		default:
+			ne, be := ni.Item(), bi.Item()
+			c = compareKeyInfo(&ne.keyInfo, &be.keyInfo)
+		}
+		switch {
+		case c < 0: // only in n: made by the fields
+			keep(ni.Item())
+			nOK = ni.Next()
+		case c > 0: // only in base: gone
+			be := bi.Item()
+			changed = append(changed, be.key)
+			changedLanes = addLanes(changedLanes, entryDigest(be.key, be.node))
+			bOK = bi.Next()
+		default:
+			ne, be := ni.Item(), bi.Item()
+			if ne.node != be.node {
+				keep(ne)
+				changed = append(changed, be.key)
+				changedLanes = addLanes(changedLanes, entryDigest(be.key, be.node))
+			}
+			nOK, bOK = ni.Next(), bi.Next()
+		}
+	}
+	if kept.Len() == 0 {
+		return nil, changed
+	}
+	// The shared children's lanes are base's, less its changed ones'.
+	shared := subLanes(base.sumLanes(), changedLanes)
+	return newObject(kept, subLanes(n.sumLanes(), shared), size, nil, hasSV), changed
+}
