@@ -128,8 +128,11 @@ type chunkPrep struct {
 	trie         *pathTrie
 	echoApp      *tree.Appender
 	echoImplicit bool // the echo is value (one-key fields, into nothing)
-	deletes      bool // a field is null
-	prioField    bool // a field sets the node's priority
+	// echoPrio is the echo's member ".priority" (a priority field's value)
+	// once the echo is merged rather than appended: added at the end.
+	echoPrio  *tree.Node
+	deletes   bool // a field is null
+	prioField bool // a field sets the node's priority
 	// nullKeys holds the first key of every null field, unless there are
 	// more than nullKeysMax of them (nullKeysMany): a child of the node
 	// not among them never dies during the PATCH (chunkrebase.go).
@@ -432,8 +435,12 @@ func (pr *chunkPrep) mergeEcho(batch []tree.Field) {
 	for _, f := range batch {
 		name := strings.Join(f.Path, "/")
 		if name == ".priority" {
-			pr.off = true // a member of that name: merging would set a priority
-			return
+			// A member of that name (a priority field's): merging would
+			// set the echo's priority. Added when the echo is done.
+			if f.Value != nil {
+				pr.echoPrio = f.Value
+			}
+			continue
 		}
 		if f.Value != nil {
 			members = append(members, tree.Field{Path: tree.Path{name}, Value: f.Value})
@@ -565,6 +572,9 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 	}
 	if pr.echoApp != nil {
 		pr.echo, pr.echoApp = pr.echoApp.Build(), nil
+	}
+	if pr.echoPrio != nil {
+		pr.echo, pr.echoPrio = pr.echo.WithMember(".priority", pr.echoPrio), nil
 	}
 	c := Command{Kind: pr.kind.PlainKind(), Path: pr.path, Parsed: true, HasIfMatch: pr.hasIfMatch}
 	d := decoder{b: pr.tail}

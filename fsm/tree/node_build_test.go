@@ -136,3 +136,17 @@ func TestWithoutSharedKeepsWhatChanged(t *testing.T) {
 		t.Fatalf("nothing left: %v %v", got, changed)
 	}
 }
+
+// TestWithMemberAsTheBuilder: a member added to an object is the one an
+// ObjectBuilder would have set, ".priority" included.
+func TestWithMemberAsTheBuilder(t *testing.T) {
+	b := NewObjectBuilder()
+	b.Set("a", Int(1))
+	b.Set(".priority", String("p"))
+	b.Set("z", Bool(true))
+	want := b.Build(nil)
+	got := (*Node)(nil).WithMember("a", Int(2)).WithMember("z", Bool(true)).WithMember("a", Int(1)).WithMember(".priority", String("p"))
+	if got.ETag() != want.ETag() || got.Size() != want.Size() || renderExport(got) != renderExport(want) || got.Priority() != nil {
+		t.Fatalf("got %s (size %d), want %s (size %d)", renderExport(got), got.Size(), renderExport(want), want.Size())
+	}
+}
