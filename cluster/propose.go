@@ -150,7 +150,7 @@ func (n *Node) applyLocal(ctx context.Context, data []byte, format int) (fsm.Res
 		return fsm.Result{}, errEntryTooBig(len(data), limit)
 	}
 	if len(data) > fsm.ChunkBytes && n.allows(fsm.CmdChunk, format) {
-		return n.applyChunked(ctx, data)
+		return n.applyChunked(ctx, data, n.allows(fsm.CmdChunkStrict, format))
 	}
 	return n.applyEntry(ctx, data)
 }
@@ -159,8 +159,11 @@ func (n *Node) applyLocal(ctx context.Context, data []byte, format int) (fsm.Res
 // at most chunkWindow of them awaiting their commit at a time, and returns
 // what the state machine answered when the last one was applied. Until the
 // last chunk is appended the command is certainly not applied: a failure
-// before it is a retry (errRetry) or a timeout with nothing written.
-func (n *Node) applyChunked(ctx context.Context, data []byte) (fsm.Result, error) {
+// before it is a retry (errRetry) or a timeout with nothing written. Once
+// every member applies them, the entries are fsm.CmdChunkStrict: a PATCH
+// whose node other writes changed meanwhile beyond what its prepared value
+// can follow is refused rather than applied in one long step.
+func (n *Node) applyChunked(ctx context.Context, data []byte, strict bool) (fsm.Result, error) {
 	select { // the state machine assembles one chunked command at a time
 	case n.chunking <- struct{}{}:
 	case <-ctx.Done():
@@ -172,8 +175,12 @@ func (n *Node) applyChunked(ctx context.Context, data []byte) (fsm.Result, error
 		return fsm.Result{}, fmt.Errorf("propose: chunk id: %w", err)
 	}
 	total := (len(data) + fsm.ChunkPiece - 1) / fsm.ChunkPiece
+	encode := fsm.EncodeChunk
+	if strict {
+		encode = fsm.EncodeStrictChunk
+	}
 	piece := func(i int) []byte {
-		return fsm.EncodeChunk(op, i, total, data[i*fsm.ChunkPiece:min((i+1)*fsm.ChunkPiece, len(data))])
+		return encode(op, i, total, data[i*fsm.ChunkPiece:min((i+1)*fsm.ChunkPiece, len(data))])
 	}
 	var inflight []raft.ApplyFuture
 	wait := func(f raft.ApplyFuture) error {

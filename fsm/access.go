@@ -115,7 +115,7 @@ func decodeAs(b []byte) (Command, error) {
 			return Command{}, fmt.Errorf("decode command: as: auth: %v: %w", err, tree.ErrInvalidData)
 		}
 	}
-	if k, err := EntryKind(inner); err != nil || k == CmdAs || k == CmdAsPrejudged || k == CmdChunk {
+	if k, err := EntryKind(inner); err != nil || k == CmdAs || k == CmdAsPrejudged || k == CmdChunk || k == CmdChunkStrict {
 		return Command{}, fmt.Errorf("decode command: as: inner entry of kind %d: %w", k, tree.ErrInvalidData)
 	}
 	c, err := DecodeCommand(inner)

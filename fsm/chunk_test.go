@@ -15,6 +15,11 @@ import (
 
 // chunkLogs splits entry into chunk logs of size bytes from index on.
 func chunkLogs(op ChunkID, entry []byte, size int, index, term uint64) []Entry {
+	return chunkLogsWith(EncodeChunk, op, entry, size, index, term)
+}
+
+// chunkLogsWith is chunkLogs with the given chunk encoding.
+func chunkLogsWith(encode func(ChunkID, int, int, []byte) []byte, op ChunkID, entry []byte, size int, index, term uint64) []Entry {
 	var pieces [][]byte
 	for len(entry) > 0 {
 		n := min(size, len(entry))
@@ -23,7 +28,7 @@ func chunkLogs(op ChunkID, entry []byte, size int, index, term uint64) []Entry {
 	}
 	var logs []Entry
 	for i, p := range pieces {
-		logs = append(logs, Entry{Index: index + uint64(i), Term: term, Command: true, Data: EncodeChunk(op, i, len(pieces), p)})
+		logs = append(logs, Entry{Index: index + uint64(i), Term: term, Command: true, Data: encode(op, i, len(pieces), p)})
 	}
 	return logs
 }
@@ -109,17 +114,26 @@ func TestEncodeChunkRoundTrip(t *testing.T) {
 	if b[0] != 3 || CommandKind(b[1]) != CmdChunk || !bytes.HasSuffix(b, []byte("\x03abc")) {
 		t.Fatalf("chunk entry %v", b)
 	}
+	s := EncodeStrictChunk(ChunkID{9}, 1, 3, []byte("abc"))
+	if s[0] != 6 || CommandKind(s[1]) != CmdChunkStrict || !bytes.Equal(s[2:], b[2:]) {
+		t.Fatalf("strict chunk entry %v", s)
+	}
 }
 
-// TestGoldenChunkEntries pins entry format 3: the golden set split into
-// two chunk entries applies as the set.
+// TestGoldenChunkEntries pins entry formats 3 and 6: the golden set split
+// into two chunk entries applies as the set.
 func TestGoldenChunkEntries(t *testing.T) {
+	t.Run("v3", func(t *testing.T) { testGoldenChunkEntries(t, EncodeChunk, "v3_chunk_%d.bin") })
+	t.Run("v6", func(t *testing.T) { testGoldenChunkEntries(t, EncodeStrictChunk, "v6_strict_chunk_%d.bin") })
+}
+
+func testGoldenChunkEntries(t *testing.T, encode func(ChunkID, int, int, []byte) []byte, name string) {
 	set, _ := parsedTwin(goldenCommands()["v1_set.bin"])
 	entry := set.EncodeParsed()
-	logs := chunkLogs(ChunkID{0xA7}, entry, len(entry)/2+1, 1, 1)
+	logs := chunkLogsWith(encode, ChunkID{0xA7}, entry, len(entry)/2+1, 1, 1)
 	f := New()
 	for i, l := range logs {
-		file := filepath.Join("testdata", "golden", fmt.Sprintf("v3_chunk_%d.bin", i))
+		file := filepath.Join("testdata", "golden", fmt.Sprintf(name, i))
 		if *updateGolden {
 			if err := os.WriteFile(file, l.Data, 0o644); err != nil {
 				t.Fatal(err)
@@ -156,5 +170,108 @@ func TestWriteBudget(t *testing.T) {
 		if got := WriteBudget(5*time.Second, tc.size); got != tc.want {
 			t.Errorf("WriteBudget(5s, %d) = %s, want %s", tc.size, got, tc.want)
 		}
+	}
+}
+
+// TestStrictChunkRefusesWhatItCannotRebase: in CmdChunkStrict entries, a
+// PATCH of many fields whose node other writes changed between its chunks
+// beyond what its prepared value can follow is refused, nothing applied,
+// on every replica alike (the decision depends only on the log); fewer
+// fields, a rebase that works, a shape not prepared, and CmdChunk entries
+// are applied as before.
+func TestStrictChunkRefusesWhatItCannotRebase(t *testing.T) {
+	defer tinyRebaseBounds()() // four keys written between cannot be rebased
+	was := strictOneStepFields
+	strictOneStepFields = 100
+	defer func() { strictOneStepFields = was }()
+	setup := []string{`PUT /big {"a":1,"b":2}`}
+	tooMany := []string{"PUT /big/w 1", "PUT /big/x 2", "PUT /big/y 3", "PUT /big/z 4"}
+	for _, tc := range []struct {
+		name    string
+		strict  bool
+		body    string
+		between []string
+		refused bool
+	}{
+		{"strict, many fields, cannot rebase", true, manyFields(300, "k"), tooMany, true},
+		{"plain chunks, many fields, cannot rebase", false, manyFields(300, "k"), tooMany, false},
+		{"strict, few fields, cannot rebase", true, manyFields(90, "k"), tooMany, false},
+		{"strict, many fields, rebased", true, manyFields(300, "k"), tooMany[:2], false},
+		{"strict, many fields, nothing between", true, manyFields(300, "k"), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := parsedCmd(t, CmdUpdate, "/big", tc.body)
+			entry := c.EncodeParsed()
+			ref := New() // the writes between, then the PATCH in one entry
+			for i, s := range append(append([]string{}, setup...), tc.between...) {
+				applySetup(t, ref, uint64(i+1), s)
+			}
+			before := renderExport(ref.Root())
+			want := ref.Apply(Entry{Index: 100, Term: 1, Command: true, Data: entry})
+			encode := EncodeChunk
+			if tc.strict {
+				encode = EncodeStrictChunk
+			}
+			f := New()
+			applySetup(t, f, 1, setup[0])
+			logs := chunkLogsWith(encode, ChunkID{3}, entry, len(entry)/4+1, 2, 1)
+			index := uint64(1)
+			var got *ApplyResponse
+			_, _, refusedBefore := ChunkedApplies()
+			for i, l := range logs {
+				if i == 1 {
+					for _, s := range tc.between {
+						index++
+						applySetup(t, f, index, s)
+					}
+				}
+				index++
+				l.Index = index
+				got = f.Apply(l)
+			}
+			_, _, refusedAfter := ChunkedApplies()
+			if tc.refused {
+				if !errors.Is(got.Err, ErrWriteConflict) || !errors.Is(FromCode(Code(got.Err), ""), ErrWriteConflict) {
+					t.Fatalf("error %v, want ErrWriteConflict (surviving forwarding)", got.Err)
+				}
+				if renderExport(f.Root()) != before || refusedAfter != refusedBefore+1 {
+					t.Fatalf("refused, yet applied: %.200s (refused %d)", renderExport(f.Root()), refusedAfter-refusedBefore)
+				}
+				return
+			}
+			if got.Err != nil || want.Err != nil || renderExport(f.Root()) != renderExport(ref.Root()) || refusedAfter != refusedBefore {
+				t.Fatalf("applied: error %v (one step: %v), tree %.200s, want %.200s", got.Err, want.Err, renderExport(f.Root()), renderExport(ref.Root()))
+			}
+		})
+	}
+	// A command's chunks are all of one kind.
+	c := parsedCmd(t, CmdUpdate, "/big", manyFields(300, "k"))
+	entry := c.EncodeParsed()
+	logs := chunkLogs(ChunkID{4}, entry, len(entry)/3+1, 2, 1)
+	strict := chunkLogsWith(EncodeStrictChunk, ChunkID{4}, entry, len(entry)/3+1, 2, 1)
+	f := New()
+	f.Apply(logs[0])
+	if r := f.Apply(strict[1]); !errors.Is(r.Err, tree.ErrInvalidData) {
+		t.Fatalf("a strict chunk after a plain one of the same command: %v, want invalid data", r.Err)
+	}
+}
+
+// TestLargeWriteProgress: the pieces of the command being assembled, and
+// none once it is applied.
+func TestLargeWriteProgress(t *testing.T) {
+	c := parsedCmd(t, CmdUpdate, "/big", manyFields(300, "k"))
+	entry := c.EncodeParsed()
+	logs := chunkLogs(ChunkID{5}, entry, len(entry)/3+1, 1, 1)
+	f := New()
+	for i, l := range logs {
+		if a, n := f.LargeWriteProgress(); a != i || (i > 0) != (n == len(logs)) {
+			t.Fatalf("before piece %d: %d of %d", i, a, n)
+		}
+		if r := f.Apply(l); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if a, n := f.LargeWriteProgress(); a != 0 || n != 0 {
+		t.Fatalf("after the last piece: %d of %d", a, n)
 	}
 }

@@ -62,15 +62,15 @@ var nilSize = (*tree.Node)(nil).Size()
 // preparedApplies counts the chunked commands applied from their
 // prepared value, oneStepApplies those applied in one step at their last
 // chunk (tests tell the two ways apart by them).
-var preparedApplies, oneStepApplies atomic.Uint64
+var preparedApplies, oneStepApplies, refusedApplies atomic.Uint64
 
 // ChunkedApplies reports how many chunked commands this process applied
-// from the value prepared as their chunks came, and how many in one step
-// at their last chunk (a rebase that could not be done, a node that
-// restarted from a snapshot between the chunks, a shape not prepared):
-// the second stalls every write behind it for the whole apply.
-func ChunkedApplies() (prepared, oneStep uint64) {
-	return preparedApplies.Load(), oneStepApplies.Load()
+// from the value prepared as their chunks came, how many in one step at
+// their last chunk (a rebase that could not be done, a shape not
+// prepared: that stalls every write behind it for the whole apply), and
+// how many it refused instead (CmdChunkStrict).
+func ChunkedApplies() (prepared, oneStep, refused uint64) {
+	return preparedApplies.Load(), oneStepApplies.Load(), refusedApplies.Load()
 }
 
 // errPrepStale says the prepared value cannot be used: the one-step apply
@@ -156,6 +156,10 @@ type chunkPrep struct {
 	started          bool
 	fields           []tree.Field
 	written, removed int64
+	// stale says the prepared value could not be used at the last chunk:
+	// a write between the chunks changed the node in a way it cannot
+	// follow (errPrepStale).
+	stale bool
 	// err is the first failing field's error: later fields are decoded
 	// (a decoding error comes first) but not merged.
 	err error
@@ -609,6 +613,7 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 	update := func(st *state, c *Command) (Result, []Event, error) { return updateWith(st, c, pr.update) }
 	next, res, events, err = applyCommandWith(s, &c, update, pr.judgePaths)
 	if errors.Is(err, errPrepStale) {
+		pr.stale = true
 		return nil, Result{}, nil, nil, false
 	}
 	preparedApplies.Add(1)

@@ -128,8 +128,8 @@ func (pr *chunkPrep) rebaseLargeReplaced(root *tree.Node, path tree.Path, cur *t
 	if cur.Kind() != tree.KindObject && cur.Priority() != nil || cur.Len() > rebaseCurMax {
 		return nil, 0, false, false
 	}
-	kept, changed := pr.value.WithoutShared(pr.base)
-	if kept == nil && changed == nil || len(changed) > rebaseDirtyMax {
+	kept, changed := pr.value.WithoutShared(pr.base, rebaseDirtyMax)
+	if kept == nil && changed == nil {
 		return nil, 0, false, false // not objects, or too much to apply again
 	}
 	v := *pr

@@ -30,7 +30,7 @@ const (
 
 // CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it.
-const CommandVersion = 5
+const CommandVersion = 6
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -65,6 +65,7 @@ var kindFormats = map[CommandKind]int{
 	CmdChunk:    3,
 	CmdSetRules: 4, CmdAs: 4,
 	CmdAsPrejudged: 5,
+	CmdChunkStrict: 6,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and

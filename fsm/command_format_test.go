@@ -12,11 +12,12 @@ import (
 // leaves the old kinds' entries readable by older members (SPEC §9).
 func TestEncodeStampsTheKindsFormat(t *testing.T) {
 	kinds := CommandKinds()
-	if len(kinds) != 10 || kinds[CmdChunk] != 3 || kinds[CmdSetRules] != 4 || kinds[CmdAs] != 4 || kinds[CmdAsPrejudged] != 5 {
+	if len(kinds) != 11 || kinds[CmdChunk] != 3 || kinds[CmdSetRules] != 4 || kinds[CmdAs] != 4 || kinds[CmdAsPrejudged] != 5 || kinds[CmdChunkStrict] != 6 {
 		t.Fatalf("CommandKinds() = %v", kinds)
 	}
 	delete(kinds, CmdChunk) // its own layout: chunk_test.go
-	delete(kinds, CmdAs)    // a wrapper: access_test.go
+	delete(kinds, CmdChunkStrict)
+	delete(kinds, CmdAs) // a wrapper: access_test.go
 	delete(kinds, CmdAsPrejudged)
 	for kind, format := range kinds {
 		if format < 1 || format > CommandVersion {

@@ -66,6 +66,15 @@ func (f *FSM) Root() *tree.Node { return f.cur.Load().root }
 // AppliedIndex returns the index of the last applied log entry.
 func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
 
+// LargeWriteProgress reports the pieces applied and the pieces in all of
+// the chunked command being assembled (0, 0 when none is).
+func (f *FSM) LargeWriteProgress() (applied, total int) {
+	if q := f.cur.Load().chunks; q != nil {
+		return len(q.parts), q.total
+	}
+	return 0, 0
+}
+
 // ReadLocal returns the value at p in the current state.
 func (f *FSM) ReadLocal(p tree.Path) ReadResult {
 	s := f.cur.Load()
@@ -170,7 +179,7 @@ func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, 
 		res Result
 		err error
 	)
-	if k, kerr := EntryKind(l.Data); kerr == nil && k == CmdChunk && int(l.Data[0]) == CmdChunk.EntryFormat() {
+	if k, kerr := EntryKind(l.Data); kerr == nil && (k == CmdChunk || k == CmdChunkStrict) && int(l.Data[0]) == k.EntryFormat() {
 		next, res, events, err = applyChunk(s, l.Data, l.Index, l.Term)
 	} else {
 		n := *s

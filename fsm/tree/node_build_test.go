@@ -118,7 +118,7 @@ func TestWithoutSharedKeepsWhatChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, changed := u.Root.WithoutShared(base)
+	got, changed := u.Root.WithoutShared(base, 10)
 	want := mustParseBody(t, `{"0":true,"b":{"c":"y"},"g":7}`)
 	if got.ETag() != want.ETag() || got.Size() != want.Size() || got.Priority() != nil {
 		t.Fatalf("kept %s (size %d), want %s (size %d)", renderExport(got), got.Size(), renderExport(want), want.Size())
@@ -126,14 +126,17 @@ func TestWithoutSharedKeepsWhatChanged(t *testing.T) {
 	if fmt.Sprint(changed) != "[b d]" {
 		t.Fatalf("changed %v, want [b d]", changed)
 	}
-	if got, changed := base.WithoutShared(base); got != nil || len(changed) != 0 {
+	if got, changed := base.WithoutShared(base, 10); got != nil || len(changed) != 0 {
 		t.Fatalf("nothing changed: %v %v", got, changed)
 	}
-	if got, changed := Int(1).WithoutShared(base); got != nil || changed != nil {
+	if got, changed := Int(1).WithoutShared(base, 10); got != nil || changed != nil {
 		t.Fatal("a leaf")
 	}
-	if got, changed := (*Node)(nil).WithoutShared(base); got != nil || len(changed) != base.Len() {
+	if got, changed := (*Node)(nil).WithoutShared(base, 10); got != nil || len(changed) != base.Len() {
 		t.Fatalf("nothing left: %v %v", got, changed)
+	}
+	if got, changed := u.Root.WithoutShared(base, 1); got != nil || changed != nil {
+		t.Fatalf("over the bound: %v %v", got, changed)
 	}
 }
 

@@ -9,10 +9,11 @@ package tree
 // PATCH whose node was replaced between its chunks) keeps what the fields
 // made without taking base's children out one by one. One pass over both
 // objects; only base's changed children are hashed. A nil n shares
-// nothing (every child of base is gone); nil, nil when n is a leaf or base
-// is not an object.
-func (n *Node) WithoutShared(base *Node) (*Node, []string) {
-	if n != nil && n.Kind() != KindObject || base.Kind() != KindObject {
+// nothing (every child of base is gone); nil, nil when n is a leaf, base
+// is not an object, or more than maxChanged of base's children changed
+// (the pass stops there).
+func (n *Node) WithoutShared(base *Node, maxChanged int) (*Node, []string) {
+	if n != nil && n.Kind() != KindObject || base.Kind() != KindObject || n == nil && base.Len() > maxChanged {
 		return nil, nil
 	}
 	if n == nil {
@@ -26,8 +27,7 @@ func (n *Node) WithoutShared(base *Node) (*Node, []string) {
 	kept := newChildren()
 	size := int64(2)
 	hasSV := false
-	var changed []string
-	var changedLanes [4]uint64 // of base's changed children
+	var changed []entry // base's
 	ni, bi := n.children.Iter(), base.children.Iter()
 	defer ni.Release()
 	defer bi.Release()
@@ -53,24 +53,28 @@ func (n *Node) WithoutShared(base *Node) (*Node, []string) {
 			keep(ni.Item())
 			nOK = ni.Next()
 		case c > 0: // only in base: gone
-			be := bi.Item()
-			changed = append(changed, be.key)
-			changedLanes = addLanes(changedLanes, entryDigest(be.key, be.node))
+			changed = append(changed, bi.Item())
 			bOK = bi.Next()
 		default:
 			ne, be := ni.Item(), bi.Item()
 			if ne.node != be.node {
 				keep(ne)
-				changed = append(changed, be.key)
-				changedLanes = addLanes(changedLanes, entryDigest(be.key, be.node))
+				changed = append(changed, be)
 			}
 			nOK, bOK = ni.Next(), bi.Next()
 		}
+		if len(changed) > maxChanged {
+			return nil, nil
+		}
+	}
+	keys := make([]string, len(changed))
+	for i, e := range changed {
+		keys[i] = e.key
 	}
 	if kept.Len() == 0 {
-		return nil, changed
+		return nil, keys
 	}
 	// The shared children's lanes are base's, less its changed ones'.
-	shared := subLanes(base.sumLanes(), changedLanes)
-	return newObject(kept, subLanes(n.sumLanes(), shared), size, nil, hasSV), changed
+	shared := subLanes(base.sumLanes(), sumDigests(changed))
+	return newObject(kept, subLanes(n.sumLanes(), shared), size, nil, hasSV), keys
 }

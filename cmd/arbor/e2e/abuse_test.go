@@ -282,6 +282,7 @@ func TestAbuse(t *testing.T) {
 			t.Logf("%s (%.1f MB) acknowledged through %s in %s", w.name, float64(len(w.body))/1e6, f.Name, took.Round(time.Millisecond))
 			term = healthy(t, c, w.name, term)
 		}
+		term = probeWriteConflict(t, c, f, n/2, term)
 		// The keys stay: the floods below snapshot them, a tree of two
 		// million keys (issue 19). With a smaller ABUSE_MANY_KEYS, objects
 		// of 250k keys make up the rest; these writes are setup, judged
@@ -568,4 +569,71 @@ func bigObject(n, size int) string {
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// probeWriteConflict: a PATCH of paths two keys deep over the children of
+// a node of as many, which another client replaces once the PATCH's
+// first pieces are applied. Every path would have to be applied again to
+// what replaced the node — one long apply holding up every write on every
+// node (3.5 s at a million). Past 262,144 paths it is refused instead
+// (SPEC §9: 503, nothing applied), and sent again it commits; below, the
+// rebase applies them again (docs/RELIABILITY.md).
+func probeWriteConflict(t *testing.T, c *Cluster, f *Node, n int, term uint64) uint64 {
+	name := fmt.Sprintf("PATCH of %d two-key paths over as many, their node replaced meanwhile", n)
+	if r := f.Do(t, "PATCH", "/many6.json?print=silent", tinyPaths(n, "z")); r.Status != 204 {
+		t.Fatalf("%s: setup: %d %.300s", name, r.Status, r.Body)
+	}
+	refused := make([]float64, len(c.Nodes))
+	for i, node := range c.Nodes {
+		refused[i] = counterValue(t, node, "arbor_raft_large_writes_refused_total")
+	}
+	k := startCanary(t, c)
+	k.waitStarted(t)
+	time.Sleep(time.Second) // the window before the probe, not a wait for a state
+	replaced := make(chan string, 1)
+	other := c.Others(f)[0]
+	go func() {
+		// Once a node has applied two pieces of the PATCH (polled, for at
+		// most a minute), the node it writes is replaced.
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			r, err := other.TryDo("GET", "/metrics", "")
+			if err == nil && strings.Contains(r.Body, "\narbor_raft_large_write_pieces_applied ") &&
+				!strings.Contains(r.Body, "\narbor_raft_large_write_pieces_applied 0\n") && !strings.Contains(r.Body, "\narbor_raft_large_write_pieces_applied 1\n") {
+				break
+			}
+		}
+		r, err := other.TryDo("PUT", "/many6.json", "5")
+		replaced <- fmt.Sprint(r.Status, err)
+	}()
+	body := strings.ReplaceAll(tinyPaths(n, "z"), ":1", ":2")
+	start := time.Now()
+	r := f.Do(t, "PATCH", "/many6.json?print=silent", body)
+	took := time.Since(start)
+	if got := <-replaced; got != "200 <nil>" {
+		t.Fatalf("%s: the replacing PUT: %s", name, got)
+	}
+	time.Sleep(time.Second) // the window after it
+	k.finish(t, name, canaryP99, canaryWorst)
+	conflict := n > 1<<18
+	if conflict {
+		wantError(t, name, r, 503, "Service unavailable: another write changed the data this large write covers while it was replicated; it was not applied")
+		for i, node := range c.Nodes {
+			if now := counterValue(t, node, "arbor_raft_large_writes_refused_total"); now != refused[i]+1 {
+				t.Errorf("%s: %s refused %v large writes, want 1", name, node.Name, now-refused[i])
+			}
+			wantResponse(t, name+": nothing applied on "+node.Name, node.Do(t, "GET", "/many6.json", ""), 200, "5")
+		}
+		// Sent again (nothing replaces the node now), it commits.
+		if r := f.Do(t, "PATCH", "/many6.json?print=silent", body); r.Status != 204 {
+			t.Fatalf("%s: sent again: %d %.300s", name, r.Status, r.Body)
+		}
+	} else if r.Status != 204 {
+		t.Fatalf("%s: %d %.300s", name, r.Status, r.Body)
+	}
+	t.Logf("%s (%.1f MB): %d in %s", name, float64(len(body))/1e6, r.Status, took.Round(time.Millisecond))
+	wantResponse(t, name+": the paths", f.Do(t, "GET", "/many6/z000001.json", ""), 200, `{"v":2}`)
+	if r := f.Do(t, "DELETE", "/many6.json?print=silent&writeSizeLimit=large", ""); r.Status != 204 {
+		t.Fatalf("%s: delete: %d", name, r.Status)
+	}
+	return healthy(t, c, name, term)
 }
