@@ -90,7 +90,7 @@ type chunkPrep struct {
 	// head says the entry's header is read: kind, path, if-match flag,
 	// and for a PATCH the count of its fields.
 	head       bool
-	kind       CommandKind // CmdUpdateParsed or CmdSetParsed
+	kind       CommandKind // CmdUpdateParsed, CmdSetParsed or CmdPushParsed
 	hasIfMatch bool
 	path       tree.Path
 	// as says the write came wrapped with who it acts as (asFlags are
@@ -189,6 +189,10 @@ func (pr *chunkPrep) take(root *tree.Node, piece []byte, total int) {
 	pr.decode(root)
 }
 
+// valueKind says the command carries a value (a PUT's or a POST's), built
+// by the stream decoder, rather than a PATCH's fields.
+func (pr *chunkPrep) valueKind() bool { return pr.kind == CmdSetParsed || pr.kind == CmdPushParsed }
+
 // readHead reads the entry's header once its bytes are in; false while
 // they are not (or when the entry is not prepared).
 func (pr *chunkPrep) readHead() bool {
@@ -222,7 +226,7 @@ func (pr *chunkPrep) readHead() bool {
 		return false
 	}
 	pr.kind = CommandKind(b[1])
-	if (pr.kind != CmdUpdateParsed && pr.kind != CmdSetParsed) || (pr.as && !pr.judged && pr.kind != CmdSetParsed) ||
+	if (pr.kind != CmdUpdateParsed && !pr.valueKind()) || (pr.as && !pr.judged && pr.kind != CmdSetParsed) ||
 		int(b[0]) < pr.kind.EntryFormat() || b[0] > CommandVersion || b[2]&^1 != 0 {
 		pr.off = true
 		return false
@@ -272,7 +276,7 @@ func (pr *chunkPrep) readHead() bool {
 // a PATCH's whole fields — and merges the fields.
 func (pr *chunkPrep) decode(root *tree.Node) {
 	d := decoder{b: pr.tail}
-	if pr.kind == CmdSetParsed {
+	if pr.valueKind() {
 		pr.stream.feed(&d)
 		if pr.stream.done {
 			pr.value = pr.stream.value
@@ -561,7 +565,7 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 			next, res, events, err, ok = nil, Result{}, nil, nil, false
 		}
 	}()
-	if pr.off || !pr.head || pr.left != 0 || pr.kind == CmdSetParsed && !pr.stream.done {
+	if pr.off || !pr.head || pr.left != 0 || pr.valueKind() && !pr.stream.done {
 		return nil, Result{}, nil, nil, false
 	}
 	if pr.trie != nil {
@@ -582,7 +586,7 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 	}
 	c := Command{Kind: pr.kind.PlainKind(), Path: pr.path, Parsed: true, HasIfMatch: pr.hasIfMatch}
 	d := decoder{b: pr.tail}
-	if pr.kind == CmdSetParsed {
+	if pr.valueKind() {
 		c.Value = pr.value
 	} else {
 		c.Fields = pr.fields
@@ -605,7 +609,7 @@ func (pr *chunkPrep) apply(s *state) (next *state, res Result, events []Event, e
 			c.Prejudged, c.PrejudgedRules = true, pr.rulesIndex
 		}
 	}
-	if pr.kind == CmdSetParsed {
+	if pr.valueKind() {
 		next, res, events, err = applyCommand(s, &c)
 		preparedApplies.Add(1)
 		return next, res, events, err, true

@@ -310,6 +310,11 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "put nested", setup: setupObj, command: parsedCmd(t, CmdSet, "/", `{"a":{"b":`+body+`,".priority":1},"c":{".value":`+body+`,".priority":"x"},"d":5}`), prepared: true},
 		{name: "put with nulls", command: parsedCmd(t, CmdSet, "/big", `{"a":null,"b":{"c":null,"d":1},`+body[1:]), prepared: true},
 		{name: "put a priority", setup: setupObj, command: parsedCmd(t, CmdSet, "/big/.priority", `"`+strings.Repeat("s", 900)+`"`)},
+		{name: "post an object", setup: setupObj, command: parsedCmd(t, CmdPush, "/big", body), prepared: true},
+		{name: "post with server values and a priority", command: parsedCmd(t, CmdPush, "/list", `{"t":{".sv":"timestamp"},".priority":2,`+body[1:]), prepared: true},
+		{name: "post, written between", setup: setupObj, command: parsedCmd(t, CmdPush, "/big", body), between: []string{"PUT /big 5", "PUT /big/q 1"}, prepared: true},
+		{name: "post over the limit", setup: setupObj, command: withLimit(parsedCmd(t, CmdPush, "/big", body), 500), prepared: true},
+		{name: "post a string", command: parsedCmd(t, CmdPush, "/big", `"`+strings.Repeat("s", 9000)+`"`)},
 	}
 	// Fields the parser never makes: the same key twice (the last wins).
 	dup := parsedCmd(t, CmdUpdate, "/big", body)
@@ -339,6 +344,8 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		prepCase{name: "judged, if-match fails", setup: usersSetup, command: withIfMatch(judged(CmdUpdate, "/users/u1", body, "u1"), "nope"), prepared: true},
 		prepCase{name: "judged PUT", setup: usersSetup, command: judged(CmdSet, "/users/u1", body, "u1"), prepared: true},
 		prepCase{name: "judged PUT, another's", setup: usersSetup, command: judged(CmdSet, "/users/u1", body, "u2"), prepared: true, denied: true},
+		prepCase{name: "judged POST", setup: usersSetup, command: judged(CmdPush, "/users/u1", body, "u1"), prepared: true},
+		prepCase{name: "judged POST, another's", setup: usersSetup, command: judged(CmdPush, "/users/u1", body, "u2"), prepared: true, denied: true},
 	)
 
 	// A PUT judged ahead is prepared; its rules must still be in force.
