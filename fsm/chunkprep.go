@@ -259,7 +259,7 @@ func (pr *chunkPrep) readHead() bool {
 		pr.off = len(b) > ChunkBytes
 		return false
 	}
-	if pr.kind == CmdUpdateParsed && (count < 2 || count+1 == 0) {
+	if pr.kind == CmdUpdateParsed && (count < 1 || count+1 == 0) {
 		pr.off = true
 		return false
 	}

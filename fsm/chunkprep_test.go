@@ -310,6 +310,10 @@ func TestChunkPrepMatchesOneStep(t *testing.T) {
 		{name: "put nested", setup: setupObj, command: parsedCmd(t, CmdSet, "/", `{"a":{"b":`+body+`,".priority":1},"c":{".value":`+body+`,".priority":"x"},"d":5}`), prepared: true},
 		{name: "put with nulls", command: parsedCmd(t, CmdSet, "/big", `{"a":null,"b":{"c":null,"d":1},`+body[1:]), prepared: true},
 		{name: "put a priority", setup: setupObj, command: parsedCmd(t, CmdSet, "/big/.priority", `"`+strings.Repeat("s", 900)+`"`)},
+		{name: "patch of one field holding a large object", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/", `{"big/x":`+body+`}`), prepared: true},
+		{name: "patch of one field, written between", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"x":`+body+`}`),
+			between: []string{"PUT /big/x/k0001 1", "PUT /big/y 2"}, prepared: true},
+		{name: "patch of one null field", setup: setupObj, command: parsedCmd(t, CmdUpdate, "/big", `{"k0000":null}`), prepared: true},
 		{name: "post an object", setup: setupObj, command: parsedCmd(t, CmdPush, "/big", body), prepared: true},
 		{name: "post with server values and a priority", command: parsedCmd(t, CmdPush, "/list", `{"t":{".sv":"timestamp"},".priority":2,`+body[1:]), prepared: true},
 		{name: "post, written between", setup: setupObj, command: parsedCmd(t, CmdPush, "/big", body), between: []string{"PUT /big 5", "PUT /big/q 1"}, prepared: true},
@@ -619,6 +623,8 @@ func FuzzChunkPrep(f *testing.F) {
 		cmd(f, CmdUpdate, "/big", `{"k1001":null,"q/r":null,"z":1,`+body[1:]),
 		cmd(f, CmdUpdate, "/big/q", `{"r":null,`+body[1:]),
 		cmd(f, CmdUpdate, "/big", `{"kz":{".sv":{"increment":1}},"q":null,`+body[1:]),
+		cmd(f, CmdUpdate, "/big", `{"x":`+body+`}`),
+		cmd(f, CmdPush, "/big", body),
 	} {
 		p, ok := parsedTwin(c)
 		if !ok {
