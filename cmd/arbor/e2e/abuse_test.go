@@ -253,13 +253,8 @@ func TestAbuse(t *testing.T) {
 			{fmt.Sprintf("user's PATCH of %d keys", n), "PATCH", "/users/u1.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`), tinyKeys(n, "u"),
 				"/users/u1/n.json?auth_variable_override=" + url.QueryEscape(`{"uid":"u1"}`)},
 		} {
-			oneStep := make([]float64, len(c.Nodes))
-			for i, node := range c.Nodes {
-				oneStep[i] = counterValue(t, node, "arbor_raft_large_writes_one_step_total")
-			}
-			k := startCanary(t, c)
-			k.waitStarted(t)
-			time.Sleep(time.Second) // the window before the probe, not a wait for a state
+			oneStep := countersOn(t, c, "arbor_raft_large_writes_one_step_total")
+			k := canaryWindow(t, c)
 			stop := writeMeanwhile(t, c.Nodes[0], w.meanwhile)
 			start := time.Now()
 			r := f.Do(t, w.method, w.path+sep(w.path)+"print=silent", w.body)
@@ -502,6 +497,24 @@ func manyKeys(t *testing.T) int {
 }
 
 // tinyKeys returns an object of n keys prefix0000000… with the value 1.
+// countersOn reads counter name on every node of c.
+func countersOn(t *testing.T, c *Cluster, name string) []float64 {
+	out := make([]float64, len(c.Nodes))
+	for i, node := range c.Nodes {
+		out[i] = counterValue(t, node, name)
+	}
+	return out
+}
+
+// canaryWindow starts a canary and lets it write for a second before a
+// probe (the window its percentiles cover).
+func canaryWindow(t *testing.T, c *Cluster) *canary {
+	k := startCanary(t, c)
+	k.waitStarted(t)
+	time.Sleep(time.Second) // the window before the probe, not a wait for a state
+	return k
+}
+
 // writeMeanwhile PUTs numbers to path through n every 20 ms (at most
 // 1,000 writes, and 3 minutes) until the returned stop is called, which
 // says how many succeeded; nothing when path is empty. A path starting
@@ -587,13 +600,8 @@ func probeWriteConflict(t *testing.T, c *Cluster, f *Node, n int, term uint64) u
 	if r := f.Do(t, "PATCH", "/many6.json?print=silent", tinyPaths(n, "z")); r.Status != 204 {
 		t.Fatalf("%s: setup: %d %.300s", name, r.Status, r.Body)
 	}
-	refused := make([]float64, len(c.Nodes))
-	for i, node := range c.Nodes {
-		refused[i] = counterValue(t, node, "arbor_raft_large_writes_refused_total")
-	}
-	k := startCanary(t, c)
-	k.waitStarted(t)
-	time.Sleep(time.Second) // the window before the probe, not a wait for a state
+	refused := countersOn(t, c, "arbor_raft_large_writes_refused_total")
+	k := canaryWindow(t, c)
 	replaced := make(chan string, 1)
 	other := c.Others(f)[0]
 	go func() {
