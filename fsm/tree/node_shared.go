@@ -24,19 +24,13 @@ func (n *Node) WithoutShared(base *Node, maxChanged int) (*Node, []string) {
 		})
 		return nil, changed
 	}
-	kept := newChildren()
-	size := int64(2)
-	hasSV := false
-	var changed []entry // base's
+	// The children kept are loaded once the changed ones are known to be
+	// few enough: a refusal costs only the comparisons.
+	var changed, kept []entry // changed: base's
 	ni, bi := n.children.Iter(), base.children.Iter()
 	defer ni.Release()
 	defer bi.Release()
 	nOK, bOK := ni.First(), bi.First()
-	keep := func(e entry) {
-		kept.Load(e)
-		size += entrySize(e.key, e.node)
-		hasSV = hasSV || e.node.hasSV
-	}
 	for nOK || bOK {
 		c := 0
 		switch {
@@ -50,7 +44,7 @@ func (n *Node) WithoutShared(base *Node, maxChanged int) (*Node, []string) {
 		}
 		switch {
 		case c < 0: // only in n: made by the fields
-			keep(ni.Item())
+			kept = append(kept, ni.Item())
 			nOK = ni.Next()
 		case c > 0: // only in base: gone
 			changed = append(changed, bi.Item())
@@ -58,7 +52,7 @@ func (n *Node) WithoutShared(base *Node, maxChanged int) (*Node, []string) {
 		default:
 			ne, be := ni.Item(), bi.Item()
 			if ne.node != be.node {
-				keep(ne)
+				kept = append(kept, ne)
 				changed = append(changed, be)
 			}
 			nOK, bOK = ni.Next(), bi.Next()
@@ -67,14 +61,22 @@ func (n *Node) WithoutShared(base *Node, maxChanged int) (*Node, []string) {
 			return nil, nil
 		}
 	}
+	children := newChildren()
+	size := int64(2)
+	hasSV := false
+	for _, e := range kept {
+		children.Load(e)
+		size += entrySize(e.key, e.node)
+		hasSV = hasSV || e.node.hasSV
+	}
 	keys := make([]string, len(changed))
 	for i, e := range changed {
 		keys[i] = e.key
 	}
-	if kept.Len() == 0 {
+	if children.Len() == 0 {
 		return nil, keys
 	}
 	// The shared children's lanes are base's, less its changed ones'.
 	shared := subLanes(base.sumLanes(), sumDigests(changed))
-	return newObject(kept, subLanes(n.sumLanes(), shared), size, nil, hasSV), keys
+	return newObject(children, subLanes(n.sumLanes(), shared), size, nil, hasSV), keys
 }
