@@ -386,7 +386,9 @@ kill_pid() {
 	[ -f "$f" ] || return 0
 	local pid
 	pid="$(cat "$f")"
-	if kill -0 "$pid" 2>/dev/null; then
+	# Every process up started names $K8S_RUN on its command line; a PID
+	# left by a run before a reboot may belong to someone else now.
+	if kill -0 "$pid" 2>/dev/null && grep -qF -- "$K8S_RUN" "/proc/$pid/cmdline" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null || true
 		local deadline=$((SECONDS + 10))
 		while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
@@ -402,6 +404,10 @@ down() {
 		return 0
 	}
 	log "tearing down the cluster in $K8S_RUN"
+	# Best effort from here on: a run cut off at any point (even before its
+	# first mount) leaves some of these absent, and a step that finds
+	# nothing to remove must not stop the ones after it.
+	set +e +o pipefail
 	for c in coredns kube-proxy kube-scheduler kube-controller-manager kubelet; do kill_pid "$c"; done
 	local sock="$K8S_RUN/containerd.sock"
 	if alive containerd; then
@@ -450,7 +456,7 @@ down() {
 	done
 	# Mounts under our state (secrets, the containers' root file systems,
 	# the pods' network namespaces), deepest first.
-	findmnt -rn -o TARGET | grep -F "$K8S_RUN/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	{ findmnt -rn -o TARGET | grep -F "$K8S_RUN/" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	# The pods' network namespaces (new since up) and the client's.
 	for ns in $(ls /var/run/netns 2>/dev/null); do
 		if [ "$ns" = "$CLIENT_NS" ] || { [[ "$ns" == cni-* ]] && ! grep -qx "$ns" "$K8S_RUN/netns-before" 2>/dev/null; }; then
@@ -472,7 +478,10 @@ down() {
 	if [ -f "$K8S_RUN/sysctl-before" ]; then
 		while read -r kv; do sysctl -q -w "$kv" >/dev/null 2>&1 || true; done <"$K8S_RUN/sysctl-before"
 	fi
-	rm -rf "$K8S_RUN"
+	rm -rf "$K8S_RUN" || {
+		log "could not remove $K8S_RUN"
+		return 1
+	}
 	log "torn down"
 }
 

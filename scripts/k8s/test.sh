@@ -52,6 +52,20 @@ echo "test-k8s: control plane in $bin ($((SECONDS - t0)) s)"
 work="$root/bin/k8s"
 export K8S_RUN="${K8S_RUN:-/var/lib/arbor-k8s/run}"
 # A run interrupted before its teardown left its cluster: remove it first.
+# Teardown must also get through a leftover with nothing in it (a run cut
+# off before its first mount once failed CI here): try one first.
+# Its PID file names a process that is not the cluster's (a PID reused
+# after a reboot): teardown must leave it alone.
+leftover="$(mktemp -d)"
+mkdir -p "$leftover/pids" "$leftover/logs"
+sleep 60 &
+bystander=$!
+echo "$bystander" >"$leftover/pids/kubelet"
+K8S_RUN="$leftover" scripts/k8s/cluster.sh down "$bin" 2>/dev/null
+[ ! -e "$leftover" ] || { echo "test-k8s: teardown left $leftover behind"; exit 1; }
+kill -0 "$bystander" 2>/dev/null || { echo "test-k8s: teardown killed a process not its own"; exit 1; }
+kill "$bystander"
+wait "$bystander" 2>/dev/null || true
 scripts/k8s/cluster.sh down "$bin"
 rm -rf "$work"
 mkdir -p "$work"
