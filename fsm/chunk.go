@@ -39,8 +39,11 @@ const (
 	// chunk's apply prepares its share of the command (chunkprep.go),
 	// and a write that comes meanwhile waits for one chunk. A million-key
 	// PATCH held other writes 0.1–0.3 s in 1 MiB pieces, under 0.09 s in
-	// 256 KiB ones (docs/RELIABILITY.md).
-	ChunkPiece = 256 << 10
+	// 256 KiB ones; a PATCH of 500k two-key paths over as many children
+	// costs ~90 ms of a core per 256 KiB piece on every node, which on
+	// three nodes sharing two cores held others up to 0.56 s (p99); in
+	// 128 KiB pieces 0.41 s (docs/RELIABILITY.md).
+	ChunkPiece = 128 << 10
 	// chunkAbandonAfter drops a buffered command whose next chunk has not
 	// come within this many log entries (its proposer gave up).
 	chunkAbandonAfter = 10000

@@ -164,8 +164,8 @@ func TestWriteBudget(t *testing.T) {
 	}{
 		{0, 5 * time.Second},
 		{ChunkBytes, 5 * time.Second},
-		{ChunkBytes + 1, 5*time.Second + 5*ChunkTime},
-		{12_000_000, 5*time.Second + 46*ChunkTime},
+		{ChunkBytes + 1, 5*time.Second + 9*ChunkTime},
+		{12_000_000, 5*time.Second + 92*ChunkTime},
 	} {
 		if got := WriteBudget(5*time.Second, tc.size); got != tc.want {
 			t.Errorf("WriteBudget(5s, %d) = %s, want %s", tc.size, got, tc.want)
