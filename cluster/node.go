@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,7 +213,7 @@ func (n *Node) open(d deps) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("cluster: snapshot store: %w", err)
 	}
-	n.snaps = &meteredSnapshots{SnapshotStore: fss}
+	n.snaps = &meteredSnapshots{SnapshotStore: fss, dir: filepath.Join(cfg.DataDir, "snapshots")}
 	if n.net, err = d.network(cfg, n.log); err != nil {
 		return false, fmt.Errorf("cluster: %w", err)
 	}

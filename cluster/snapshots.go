@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,7 @@ func (c *countingFSM) Restore(rc io.ReadCloser) error {
 // not expose the size or duration of the last one.
 type meteredSnapshots struct {
 	raft.SnapshotStore
+	dir string // where the file store keeps its snapshots (snapshotsync.go)
 
 	mu       sync.Mutex
 	last     snapshotInfo
@@ -58,7 +60,8 @@ func (m *meteredSnapshots) Create(version raft.SnapshotVersion, index, term uint
 		m.failures.Add(1)
 		return nil, err
 	}
-	return &meteredSink{SnapshotSink: sink, store: m, index: index, term: term, start: time.Now()}, nil
+	return &meteredSink{SnapshotSink: sink, store: m, index: index, term: term, start: time.Now(),
+		file: openSnapshotFile(m.dir, sink.ID())}, nil
 }
 
 // lastSnapshot returns the last completed snapshot (zero if none yet).
@@ -74,17 +77,24 @@ type meteredSink struct {
 	index, term uint64
 	start       time.Time
 	size        int64
+	// file is the snapshot's file, flushed as it is written
+	// (snapshotsync.go); synced is size at the last flush.
+	file   *os.File
+	synced int64
+	syncs  int
 }
 
 // Write implements io.Writer, counting bytes.
 func (s *meteredSink) Write(p []byte) (int, error) {
 	n, err := s.SnapshotSink.Write(p)
 	s.size += int64(n)
+	s.syncProgress()
 	return n, err
 }
 
 // Close implements raft.SnapshotSink, recording the finished snapshot.
 func (s *meteredSink) Close() error {
+	defer s.closeFile()
 	if err := s.SnapshotSink.Close(); err != nil {
 		s.store.failures.Add(1)
 		return err
@@ -99,6 +109,7 @@ func (s *meteredSink) Close() error {
 
 // Cancel implements raft.SnapshotSink.
 func (s *meteredSink) Cancel() error {
+	s.closeFile()
 	s.store.failures.Add(1)
 	return s.SnapshotSink.Cancel()
 }

@@ -38,6 +38,7 @@ const (
 type canary struct {
 	mu     sync.Mutex
 	lat    []time.Duration
+	slow   []slowWrite // writes over slowWriteAt, to tell when a stall was
 	fails  []string
 	writes []int // per node
 	stop   chan struct{}
@@ -64,6 +65,9 @@ func startCanary(t *testing.T, c *Cluster) *canary {
 				took := time.Since(start)
 				k.mu.Lock()
 				k.lat = append(k.lat, took)
+				if took > slowWriteAt {
+					k.slow = append(k.slow, slowWrite{n.Name, start, took})
+				}
 				k.writes[i]++
 				if err != nil || r.Status != 200 {
 					k.fails = append(k.fails, fmt.Sprintf("%s: %v %d %s", n.Name, err, r.Status, strings.TrimSpace(r.Body)))
@@ -73,6 +77,21 @@ func startCanary(t *testing.T, c *Cluster) *canary {
 		})
 	}
 	return k
+}
+
+// slowWrite is one canary write over slowWriteAt: where and when.
+type slowWrite struct {
+	node  string
+	start time.Time
+	took  time.Duration
+}
+
+// slowWriteAt is the latency from which a canary write is listed when the
+// canary fails, to line its stalls up with the nodes' logs.
+const slowWriteAt = 250 * time.Millisecond
+
+func (w slowWrite) String() string {
+	return fmt.Sprintf("%s %s +%s", w.node, w.start.UTC().Format("15:04:05.000"), w.took.Round(time.Millisecond))
 }
 
 // waitStarted waits until the canary has written to every node, so that
@@ -103,7 +122,8 @@ func (k *canary) finish(t *testing.T, probe string, p99Bound, worstBound time.Du
 	t.Logf("%s: canary %d writes, p50 %s, p99 %s, worst %s, %d failed", probe, len(k.lat),
 		k.lat[len(k.lat)/2].Round(time.Millisecond), p99.Round(time.Millisecond), worst.Round(time.Millisecond), len(k.fails))
 	if p99 > p99Bound || worst > worstBound || len(k.fails) > 0 {
-		t.Errorf("%s stalled other clients: p99 %s (bound %s), worst %s (bound %s), failures %v", probe, p99, p99Bound, worst, worstBound, k.fails)
+		t.Errorf("%s stalled other clients: p99 %s (bound %s), worst %s (bound %s), failures %v; writes over %s: %v",
+			probe, p99, p99Bound, worst, worstBound, k.fails, slowWriteAt, k.slow)
 	}
 }
 
@@ -630,7 +650,14 @@ func probeWriteConflict(t *testing.T, c *Cluster, f *Node, n int, term uint64) u
 	if conflict {
 		wantError(t, name, r, 503, "Service unavailable: another write changed the data this large write covers while it was replicated; it was not applied")
 		for i, node := range c.Nodes {
-			if now := counterValue(t, node, "arbor_raft_large_writes_refused_total"); now != refused[i]+1 {
+			// The client's answer came from the leader's apply; a follower
+			// applies the last piece when it gets there.
+			var now float64
+			poll(t, 30*time.Second, name+": the refusal applied on "+node.Name, func() bool {
+				now = counterValue(t, node, "arbor_raft_large_writes_refused_total")
+				return now >= refused[i]+1
+			})
+			if now != refused[i]+1 {
 				t.Errorf("%s: %s refused %v large writes, want 1", name, node.Name, now-refused[i])
 			}
 			wantResponse(t, name+": nothing applied on "+node.Name, node.Do(t, "GET", "/many6.json", ""), 200, "5")
