@@ -20,7 +20,7 @@ func (n *Node) Read(ctx context.Context, r fsm.Read) (fsm.ReadResult, error) {
 		return fsm.ReadResult{}, shuttingDown("read")
 	}
 	if !r.Linearizable {
-		return n.fsm.ReadAs(r.Path, r.Access)
+		return n.fsm.ReadAs(r)
 	}
 	ctx, cancel := n.bound(ctx)
 	defer cancel()
@@ -31,7 +31,7 @@ func (n *Node) Read(ctx context.Context, r fsm.Read) (fsm.ReadResult, error) {
 	if err := n.waitApplied(ctx, idx); err != nil {
 		return fsm.ReadResult{}, err
 	}
-	return n.fsm.ReadAs(r.Path, r.Access)
+	return n.fsm.ReadAs(r)
 }
 
 // readIndex returns a commit index that covers every write acknowledged

@@ -131,15 +131,39 @@ func (a *Access) env(s *state, now int64) *rules.Env {
 	return &rules.Env{Auth: a.Auth, Now: now, Root: ruleValue(s.root), Query: a.Query}
 }
 
-// ReadAs returns the value at p as a reader with access a sees it: the
-// value, or ErrDenied when the rules in force do not let a read p (nil a
-// is an admin). The check and the read see the same state.
-func (f *FSM) ReadAs(p tree.Path, a *Access) (ReadResult, error) {
+// ReadAs returns the value at r.Path as a reader with r.Access sees it:
+// the value, or ErrDenied when the rules in force do not let it read there
+// (nil Access is an admin). The check and the read see the same state.
+// With r.Watch, the result also tells whether the verdict is fixed
+// (ReadResult.AccessFixed).
+func (f *FSM) ReadAs(r Read) (ReadResult, error) {
 	s := f.cur.Load()
-	if a != nil && !s.rulesFor(a).CanRead(p, a.env(s, a.Now)) {
-		return ReadResult{Index: s.index, Rules: s.rulesInForce()}, ErrDenied
+	res := ReadResult{Index: s.index, Rules: s.rulesInForce(), AccessFixed: r.Access == nil}
+	if r.Access != nil {
+		allowed, fixed := canRead(s, r.Path, r.Access, r.Watch)
+		if !allowed {
+			return res, ErrDenied
+		}
+		res.AccessFixed = fixed
 	}
-	return ReadResult{Value: s.root.Get(p), Index: s.index, Rules: s.rulesInForce(), Indexes: s.indexes}, nil
+	res.Value, res.Indexes = s.root.Get(r.Path), s.indexes
+	return res, nil
+}
+
+// canRead judges a read of p by a on s. With watch it also reports
+// whether the allowed verdict is fixed: the rules read neither stored
+// data nor `now`, so under the same rules and auth it holds in every
+// state (the probe is the write dry run's, judgeahead.go).
+func canRead(s *state, p tree.Path, a *Access, watch bool) (allowed, fixed bool) {
+	env := a.env(s, a.Now)
+	if !watch {
+		return s.rulesFor(a).CanRead(p, env), false
+	}
+	probe := &overlayProbe{}
+	env.Root = probe.watch(s.root)
+	env.NowRead = &probe.now
+	allowed = s.rulesFor(a).CanRead(p, env)
+	return allowed, allowed && !probe.stored && !probe.now
 }
 
 // Judge reports whether the rules in force now would let c be applied: it

@@ -101,22 +101,22 @@ func TestJudgedReads(t *testing.T) {
 	}
 	// Before rules are set, non-admins are refused, unless the proposer
 	// promised open rules (--dev).
-	if _, err := f.ReadAs(tree.Path{"users"}, as("alice")); !errors.Is(err, ErrPermissionDenied) {
+	if _, err := f.ReadAs(Read{Path: tree.Path{"users"}, Access: as("alice")}); !errors.Is(err, ErrPermissionDenied) {
 		t.Fatalf("default rules: %v", err)
 	}
-	if res, err := f.ReadAs(tree.Path{"users"}, &Access{OpenIfUnset: true}); err != nil || res.Value == nil {
+	if res, err := f.ReadAs(Read{Path: tree.Path{"users"}, Access: &Access{OpenIfUnset: true}}); err != nil || res.Value == nil {
 		t.Fatalf("open default: %v %v", res.Value, err)
 	}
 	setRules(t, f, userRules)
-	if res, err := f.ReadAs(mustPath(t, "/users/alice"), as("alice")); err != nil || render(res.Value) != `{"name":"Alice"}` {
+	if res, err := f.ReadAs(Read{Path: mustPath(t, "/users/alice"), Access: as("alice")}); err != nil || render(res.Value) != `{"name":"Alice"}` {
 		t.Fatalf("own read: %s %v", render(res.Value), err)
 	}
 	for _, p := range []string{"/users/alice", "/users", "/"} {
-		if _, err := f.ReadAs(mustPath(t, p), as("bob")); !errors.Is(err, ErrPermissionDenied) {
+		if _, err := f.ReadAs(Read{Path: mustPath(t, p), Access: as("bob")}); !errors.Is(err, ErrPermissionDenied) {
 			t.Fatalf("bob reads %s: %v", p, err)
 		}
 	}
-	if _, err := f.ReadAs(tree.Path{"users"}, nil); err != nil {
+	if _, err := f.ReadAs(Read{Path: tree.Path{"users"}, Access: nil}); err != nil {
 		t.Fatalf("admin read: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 	if r == nil || r.Index != f.index || string(r.Source) != userRules {
 		t.Fatalf("restored rules: %+v", r)
 	}
-	if _, err := g.ReadAs(tree.Path{"a"}, as("alice")); !errors.Is(err, ErrPermissionDenied) {
+	if _, err := g.ReadAs(Read{Path: tree.Path{"a"}, Access: as("alice")}); !errors.Is(err, ErrPermissionDenied) {
 		t.Fatalf("restored rules do not judge: %v", err)
 	}
 }
@@ -193,5 +193,44 @@ func TestJudgedEntryFormat(t *testing.T) {
 		if _, err := DecodeCommand(bad); err == nil {
 			t.Errorf("decoded a truncated judged entry %v", bad)
 		}
+	}
+}
+
+// A read verdict is fixed only when the rules that granted it read neither
+// stored data nor `now`: a stream judged once can then skip judging again.
+func TestReadAccessFixed(t *testing.T) {
+	f := newTestFSM()
+	setRules(t, f, `{"rules": {
+		"open": {".read": "auth != null"},
+		"own": {"$uid": {".read": "auth.uid === $uid"}},
+		"docs": {"$d": {".read": "data.child('public').val() === true"}},
+		"members": {".read": "root.child('allowed').child(auth.uid).exists()"},
+		"timed": {".read": "now >= 0"}
+	}}`)
+	for _, p := range []string{"/docs/a/public", "/allowed/alice"} {
+		if _, err := f.apply(cmd(t, CmdSet, p, "true")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		path  string
+		fixed bool
+	}{
+		{"/open", true}, {"/own/alice", true}, {"/own/alice/deep", true},
+		{"/docs/a", false}, {"/members", false}, {"/timed", false},
+	} {
+		res, err := f.ReadAs(Read{Path: mustPath(t, c.path), Access: as("alice"), Watch: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		if res.AccessFixed != c.fixed {
+			t.Errorf("%s: AccessFixed %v, want %v", c.path, res.AccessFixed, c.fixed)
+		}
+		if res, _ := f.ReadAs(Read{Path: mustPath(t, c.path), Access: as("alice")}); res.AccessFixed {
+			t.Errorf("%s: AccessFixed without Watch", c.path)
+		}
+	}
+	if res, err := f.ReadAs(Read{Path: tree.Path{"docs"}}); err != nil || !res.AccessFixed {
+		t.Fatalf("an admin's read is fixed: %v %v", res.AccessFixed, err)
 	}
 }

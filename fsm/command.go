@@ -324,6 +324,10 @@ type Read struct {
 	// Access is who reads, judged by the rules in force on the state the
 	// read sees (nil: an admin).
 	Access *Access
+	// Watch asks whether the reader's permission could change with the
+	// data or the time (ReadResult.AccessFixed): a stream that keeps
+	// reading must be judged again on every change if it could.
+	Watch bool
 }
 
 // ReadResult is the state a read observed.
@@ -336,6 +340,10 @@ type ReadResult struct {
 	// Indexes are the `.indexOn` indexes at Index: Indexes.Lookup finds
 	// the one Query.EvalWith walks for a query of Value.
 	Indexes *IndexSet
+	// AccessFixed (with Read.Watch, or for an admin) is true when the
+	// read was allowed whatever the stored data and the time: it stays
+	// allowed for as long as the same rules are in force.
+	AccessFixed bool
 }
 
 // PreconditionError is returned (wrapping ErrPreconditionFailed) when an

@@ -57,12 +57,12 @@ func BenchmarkJudgeProfileWrite(b *testing.B) {
 func BenchmarkReadAsProfile(b *testing.B) {
 	f, _, a := judgeBenchFSM(b)
 	p := tree.Path{"users", "user07"}
-	if _, err := f.ReadAs(p, a); err != nil {
+	if _, err := f.ReadAs(Read{Path: p, Access: a}); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = f.ReadAs(p, a)
+		_, _ = f.ReadAs(Read{Path: p, Access: a})
 	}
 }
 

@@ -37,7 +37,7 @@ type fsmDB struct {
 func newFSMDB() *fsmDB { return &fsmDB{f: fsm.New()} }
 
 func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) {
-	return d.f.ReadAs(r.Path, r.Access)
+	return d.f.ReadAs(r)
 }
 
 func (d *fsmDB) Judge(_ context.Context, c *fsm.Command, _ bool) error { return d.f.Judge(c) }

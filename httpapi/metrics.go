@@ -30,6 +30,9 @@ type metrics struct {
 	// Writes judged again because the rules changed while they waited
 	// for the log (fsm.ErrRulesChanged).
 	writesRejudged prometheus.Counter
+	// Panics recovered while serving: each one is a bug, and the test
+	// suites fail when any was counted.
+	panics prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -76,6 +79,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.writesRejudged, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "arbor", Subsystem: "http", Name: "writes_rejudged_total",
 		Help: "Writes judged and proposed again because the security rules changed before they reached the log.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.panics, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "arbor", Name: "panics_recovered_total",
+		Help: "Panics recovered while serving requests and streams; each one is a bug.",
 	})); err != nil {
 		return nil, err
 	}

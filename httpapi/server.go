@@ -97,6 +97,7 @@ func (s *Server) recoverPanic(c *gin.Context) {
 		if p == http.ErrAbortHandler {
 			panic(p) // net/http's way to abort a response; not a bug
 		}
+		s.metrics.panics.Inc()
 		s.log.Error("panic serving request", "method", c.Request.Method,
 			"path", c.Request.URL.EscapedPath(), "panic", p, "stack", string(debug.Stack()))
 		if !c.Writer.Written() {

@@ -12,7 +12,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/fsm"
-	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // errStreamsClosed refuses a stream on a node that is shutting down.
@@ -69,9 +68,8 @@ type streamLoop struct {
 // openStream checks a stream request, subscribes it, and sends its status,
 // headers and first frames (the initial put, or the events a resuming
 // client missed). It returns nil when it answered otherwise (an error) or
-// the client went away; then nothing is left to undo.
-func (s *Server) openStream(c *gin.Context, rq *request) (l *streamLoop) {
-	qs := newQueryStream(rq)
+// the client went away, having undone whatever it had set up.
+func (s *Server) openStream(c *gin.Context, rq *request) *streamLoop {
 	resume := c.Query("resume")
 	if resume != "" && resume != "true" && resume != "false" {
 		s.writeError(c, badRequest("resume must be true or false"))
@@ -82,83 +80,100 @@ func (s *Server) openStream(c *gin.Context, rq *request) (l *streamLoop) {
 		s.writeError(c, err)
 		return nil
 	}
-	if qs != nil {
+	l := &streamLoop{s: s, ctx: c.Request.Context(), w: c.Writer, rq: rq, ids: ids, qs: newQueryStream(rq)}
+	if l.qs != nil {
 		lastID = 0 // a query stream resumes with a fresh put
+	}
+	if err := l.open(lastID); err != nil {
+		l.close()
+		if !c.Writer.Written() {
+			s.writeError(c, err)
+		}
+		return nil
+	}
+	return l
+}
+
+// open subscribes the stream and sends its first frames. Whatever it set
+// up before failing, close undoes.
+func (l *streamLoop) open(lastID uint64) error {
+	s, rq := l.s, l.rq
+	var judge func() (bool, bool)
+	if rq.id.access != nil {
+		judge = l.judge
 	}
 	// Subscribe before reading (or with the history, atomically), then
 	// skip the events already sent: nothing is missed, nothing sent twice.
+	sub := newSubscriber(rq.nodePath(), s.cfg.StreamBufferBytes, judge)
 	var (
-		sub      *subscriber
-		missed   []fsm.Event
-		replayed bool
-		open     bool
+		missed    []fsm.Event
+		inHistory bool
+		rulesAt   uint64
+		open      bool
 	)
 	if lastID > 0 {
-		sub, missed, replayed, open = s.hub.subscribeSince(rq.nodePath(), s.cfg.StreamBufferBytes, lastID)
+		missed, inHistory, rulesAt, open = s.hub.subscribeSince(sub, lastID)
 	} else {
-		sub, open = s.hub.subscribe(rq.nodePath(), s.cfg.StreamBufferBytes)
+		open = s.hub.subscribe(sub)
 	}
 	if !open {
-		s.writeError(c, errStreamsClosed)
-		return nil
+		return errStreamsClosed
 	}
-	l = &streamLoop{s: s, ctx: c.Request.Context(), w: c.Writer, rq: rq, sub: sub, ids: ids}
-	started := false
-	defer func() {
-		if !started {
-			l.close()
-			l = nil
-		}
-	}()
-	if qs != nil {
-		// Registered before the read: every batch after it is captured.
-		qs.sub, qs.budget = sub, int64(s.cfg.StreamBufferBytes)
-		s.queries.add(qs)
-		l.qs = qs
-	}
+	l.sub = sub
 	s.metrics.streamsOpen.Inc()
-	var res fsm.ReadResult
-	if replayed && rq.id.access != nil {
-		// A resumed stream reads nothing, but its reader must still be
-		// allowed to.
-		if _, err := s.db.Read(l.ctx, fsm.Read{Path: rq.nodePath(), Access: s.readAccess(rq)}); err != nil {
-			s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
-			return nil
+	if l.qs != nil {
+		// Registered before the read: every batch after it is captured.
+		l.qs.sub, l.qs.budget = sub, int64(s.cfg.StreamBufferBytes)
+		s.queries.add(l.qs)
+	}
+	res, err := s.db.Read(l.ctx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq), Watch: true})
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", rq.nodePath(), err)
+	}
+	s.hub.settle(sub, res.AccessFixed, res.Index)
+	replay := lastID > 0 && replayable(lastID, missed, inHistory, rulesAt, res)
+	var first []byte
+	if l.qs != nil {
+		if first, err = l.qs.start(l.ctx, res, s.cfg.StrictIndexes); err != nil {
+			return err
 		}
 	}
-	if !replayed {
-		if res, err = s.db.Read(l.ctx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq)}); err != nil {
-			s.writeError(c, fmt.Errorf("stream %s: %w", rq.nodePath(), err))
-			return nil
+	var release func()
+	if !replay && l.qs == nil && res.Value.Size() >= s.render.streamFrom {
+		if release, err = s.reserveRender(l.ctx, res.Value.Size()); err != nil {
+			return err
 		}
-	}
-	first := putFrame(nil, res.Value)
-	if qs != nil {
-		if first, err = qs.start(l.ctx, res, s.cfg.StrictIndexes); err != nil {
-			s.writeError(c, err)
-			return nil
-		}
+		defer release()
 	}
 	h := l.w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h.Set("Content-Type", eventStreamContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // proxies must not hold frames back
 	l.w.WriteHeader(http.StatusOK)
 	l.rc = http.NewResponseController(l.w)
-	if replayed {
+	switch {
+	case replay:
 		// The events this client missed, then on as usual.
 		l.base = lastID
 		for i := range missed {
-			for _, f := range framesFor(rq.nodePath(), &missed[i]) {
-				if l.write(missed[i].Index, f) != nil {
-					return nil
+			frames := framesFor(rq.nodePath(), &missed[i])
+			l.armDeadline(framesSize(frames))
+			for _, f := range frames {
+				if err := l.write(missed[i].Index, f); err != nil {
+					return err
 				}
 			}
 			l.base = missed[i].Index
 		}
-	} else {
-		if l.write(res.Index, first) != nil {
-			return nil
+	case first != nil:
+		l.armDeadline(len(first))
+		if err := l.write(res.Index, first); err != nil {
+			return err
+		}
+		l.base = res.Index
+	default:
+		if err := l.sendPut(res.Index, res.Value); err != nil {
+			return err
 		}
 		l.base = res.Index
 	}
@@ -166,11 +181,49 @@ func (s *Server) openStream(c *gin.Context, rq *request) (l *streamLoop) {
 	if !rq.id.expires.IsZero() {
 		l.expiry = time.NewTimer(time.Until(rq.id.expires))
 	}
-	started = true
-	return l
+	return nil
 }
 
-// close undoes what openStream set up.
+// eventStreamContentType announces UTF-8, as Firebase does: clients that
+// honour the charset would otherwise decode the frames as Latin-1.
+const eventStreamContentType = "text/event-stream; charset=utf-8"
+
+// replayLimit bounds the values a resume replays: beyond it a fresh put,
+// rendered within the render budget, costs the node no more.
+const replayLimit = renderSmall
+
+// replayable reports whether a stream resuming after lastID may be sent
+// the events it missed instead of a fresh put. A replayed event must be
+// one its reader could read in the state right after it, under the rules
+// in force then; the history keeps no states, so replay is only for a
+// reader whose permission is fixed (it depends on neither the data nor
+// the time) under rules unchanged since lastID. The history must reach
+// back to lastID, lastID must not be ahead of the state read, and the
+// replay must be small.
+func replayable(lastID uint64, missed []fsm.Event, inHistory bool, rulesAt uint64, res fsm.ReadResult) bool {
+	if !inHistory || !res.AccessFixed || rulesAt > lastID || lastID > res.Index {
+		return false
+	}
+	var size int64
+	for i := range missed {
+		if size += eventBytes(&missed[i]); size > replayLimit {
+			return false
+		}
+	}
+	return true
+}
+
+// framesSize is the bytes of frames.
+func framesSize(frames [][]byte) int {
+	n := 0
+	for _, f := range frames {
+		n += len(f)
+	}
+	return n
+}
+
+// close undoes what open set up; it may be called after open failed
+// part-way.
 func (l *streamLoop) close() {
 	if l.expiry != nil {
 		l.expiry.Stop()
@@ -178,11 +231,15 @@ func (l *streamLoop) close() {
 	if l.keepAlive != nil {
 		l.keepAlive.Stop()
 	}
+	if l.sub == nil {
+		return
+	}
 	l.s.metrics.streamsOpen.Dec()
-	if l.qs != nil {
+	if l.qs != nil && l.qs.sub != nil {
 		l.s.queries.remove(l.qs)
 	}
 	l.s.hub.unsubscribe(l.sub)
+	l.sub.finish("")
 }
 
 // run sends the stream's events until it ends, then closes it.
@@ -195,26 +252,26 @@ func (l *streamLoop) run() {
 	for {
 		select {
 		case <-l.sub.recheck:
-			// The rules changed: a reader they no longer allow is cancelled.
-			if !l.allowed() {
-				l.cancel()
+			// The trusted keys changed: a stream whose token they no
+			// longer verify ends.
+			if !l.s.streamCredentialValid(l.rq) {
+				l.armDeadline(len(authRevokedFrame))
+				_ = l.write(0, authRevokedFrame)
 				return
 			}
 		case <-expired:
+			l.armDeadline(len(authRevokedFrame))
 			_ = l.write(0, authRevokedFrame)
 			return
 		case <-l.sub.wake:
-			// Read rules may depend on data (root, data): a change that
-			// stops the read cancels the stream before it shows anything.
-			if l.rq.id.access != nil && !l.allowed() {
-				l.cancel()
-				return
-			}
+			// The hub judged the reader for every batch it queued (the
+			// top of streamhub.go).
 			if l.deliver() != nil {
 				return
 			}
 			l.keepAlive.Reset(l.s.cfg.StreamKeepAlive)
 		case <-l.keepAlive.C:
+			l.armDeadline(len(keepAliveFrame))
 			if l.write(0, keepAliveFrame) != nil {
 				return
 			}
@@ -233,10 +290,7 @@ func (l *streamLoop) write(index uint64, b []byte) error {
 	if l.ids && index != 0 {
 		b = withID(index, b)
 	}
-	if l.conn != nil {
-		return l.writeChunk(b)
-	}
-	if _, err := l.w.Write(b); err != nil {
+	if err := l.writeRaw(b); err != nil || l.conn != nil {
 		return err
 	}
 	return l.rc.Flush()
@@ -252,12 +306,23 @@ func (l *streamLoop) take() ([]frame, error) {
 	return l.qs.frames(l.ctx, l.base)
 }
 
-// deliver sends the frames queued since the last wake-up.
+// deliver sends the frames queued since the last wake-up, within the
+// write deadline of their size.
 func (l *streamLoop) deliver() error {
 	frames, err := l.take()
 	if err != nil {
 		return err
 	}
+	return l.send(frames)
+}
+
+// send writes the frames after base, within one deadline for them all.
+func (l *streamLoop) send(frames []frame) error {
+	size := 0
+	for _, f := range frames {
+		size += len(f.data)
+	}
+	l.armDeadline(size)
 	for _, f := range frames {
 		if f.index != 0 && f.index <= l.base {
 			continue // the initial put already holds it
@@ -274,31 +339,22 @@ func (l *streamLoop) deliver() error {
 // cancel frame if it was cancelled (not on shutdown).
 func (l *streamLoop) end() {
 	frames, err := l.take()
-	if err != nil {
+	if err != nil || l.send(frames) != nil {
 		return
-	}
-	for _, f := range frames {
-		if f.index > l.base && l.write(f.index, f.data) != nil {
-			return
-		}
 	}
 	if l.sub.reason != "" {
 		l.s.metrics.streamsDropped.Inc()
-		_ = l.write(0, cancelFrame(l.sub.reason))
+		f := cancelFrame(l.sub.reason)
+		l.armDeadline(len(f))
+		_ = l.write(0, f)
 	}
 }
 
-// allowed reports whether the rules in force on this node's state still
-// let the stream's reader read its path.
-func (l *streamLoop) allowed() bool {
-	_, err := l.s.db.Read(l.ctx, fsm.Read{Path: l.rq.nodePath(), Access: l.s.readAccess(l.rq)})
-	return !errors.Is(err, fsm.ErrPermissionDenied)
-}
-
-// cancel ends the stream of a reader the rules no longer allow.
-func (l *streamLoop) cancel() {
-	l.s.metrics.streamsDropped.Inc()
-	_ = l.write(0, cancelFrame(tree.MsgPermission))
+// judge reads the stream's location as its reader, in the node's current
+// state (the hub calls it while that is the state after a batch).
+func (l *streamLoop) judge() (allowed, fixed bool) {
+	res, err := l.s.db.Read(context.Background(), fsm.Read{Path: l.rq.nodePath(), Access: l.s.readAccess(l.rq), Watch: true})
+	return !errors.Is(err, fsm.ErrPermissionDenied), res.AccessFixed
 }
 
 // cancelFrame is `event: cancel` with reason as a JSON string.
@@ -325,6 +381,10 @@ func (s *Server) CloseStreams() {
 	s.hub.close()
 	s.hub.detached.closeAll(detachedGrace)
 }
+
+// streamCredentialValid reports whether the stream's credential is still
+// trusted.
+func (s *Server) streamCredentialValid(*request) bool { return true }
 
 // jsonStringBytes encodes s as a JSON string.
 func jsonStringBytes(s string) []byte {

@@ -34,7 +34,7 @@ func openStream(t *testing.T, h *harness, path string) *sseStream {
 		cancel()
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		cancel()
 		t.Fatalf("stream %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -146,7 +146,8 @@ func TestStreamSlowSubscriberIsCancelled(t *testing.T) {
 	h := newHarness(t, nil, func(c *Config) { c.StreamBufferBytes = 64 })
 	s := openStream(t, h, "/x.json")
 	s.want(`put {"path":"/","data":null}`)
-	sub, _ := h.s.hub.subscribe(tree.Path{"x"}, 64) // never read: falls behind
+	sub := newSubscriber(tree.Path{"x"}, 64, nil)
+	h.s.hub.subscribe(sub) // never read: falls behind
 	h.do(req{method: "PUT", path: "/x.json", body: str(`"` + strings.Repeat("y", 100) + `"`)})
 	select {
 	case <-sub.done:
@@ -303,7 +304,8 @@ func TestFramesForMatchesDeliver(t *testing.T) {
 	}
 	for _, p := range paths {
 		var h hub
-		sub, _ := h.subscribe(p, 1<<20)
+		sub := newSubscriber(p, 1<<20, nil)
+		h.subscribe(sub)
 		h.publish(events)
 		var got []string
 		for _, f := range sub.take() {

@@ -86,6 +86,7 @@ func (l *streamLoop) serveDetached() {
 	defer l.conn.Close()
 	defer func() {
 		if p := recover(); p != nil {
+			l.s.metrics.panics.Inc()
 			l.s.log.Error("panic serving a stream", "path", l.rq.nodePath().String(), "panic", p, "stack", string(debug.Stack()))
 		}
 	}()

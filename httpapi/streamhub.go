@@ -14,6 +14,14 @@ import (
 // cost little per write). Publish runs on the state machine's apply
 // goroutine and never blocks: a subscriber whose queue would pass its byte
 // budget is cancelled instead.
+//
+// Every frame a subscriber is handed was readable by it in the state right
+// after the batch of entries that made it, under the rules in force then:
+// publish runs while that state is the node's current one, so a reader
+// whose permission could depend on the data or the time is judged there,
+// once per batch that concerns it, and a batch that changes the rules
+// judges every reader. A reader found denied is cancelled before the
+// batch's frames reach it, and nothing later is queued for it.
 
 // frame is one server-sent event, rendered.
 type frame struct {
@@ -25,6 +33,17 @@ type frame struct {
 type subscriber struct {
 	path   tree.Path
 	budget int // bytes of queued frames allowed
+	// judge reads the stream's location as its reader in the node's
+	// current state: whether it may, and whether that verdict is fixed
+	// (fsm.ReadResult.AccessFixed). nil for an admin.
+	judge func() (allowed, fixed bool)
+
+	// Guarded by the hub's lock: dynamic is true while the reader's
+	// permission could change with the data (it is judged per batch);
+	// judged is the batch it was last judged in, with that verdict.
+	dynamic  bool
+	judged   uint64
+	admitted bool
 
 	mu       sync.Mutex
 	queue    []frame
@@ -85,42 +104,49 @@ type trieNode struct {
 	children map[string]*trieNode
 }
 
+// newSubscriber returns a stream's subscription at path, not yet
+// registered; judge is nil for an admin. Until the stream knows better
+// (hub.settle), its reader is judged on every batch.
+func newSubscriber(path tree.Path, budget int, judge func() (bool, bool)) *subscriber {
+	return &subscriber{path: path, budget: budget, judge: judge, dynamic: judge != nil,
+		wake: make(chan struct{}, 1), recheck: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
 // hub fans the applied log's events out to subscribers.
 type hub struct {
-	mu     sync.Mutex
-	root   trieNode
-	count  int
-	closed bool
-	recent history // for resumes (streamresume.go)
+	mu      sync.Mutex
+	root    trieNode
+	count   int
+	closed  bool
+	batch   uint64  // batches published
+	rulesAt uint64  // log index of the last rules change published
+	recent  history // for resumes (streamresume.go)
 	// detached are the HTTP/1.1 streams on connections of their own
 	// (streamconn.go).
 	detached detachedStreams
 }
 
-// subscribeSince registers a stream at path and returns the recent events
-// after index, atomically with the registration so that none is missed or
-// sent twice; ok is false when the history does not reach back to index.
-func (h *hub) subscribeSince(path tree.Path, budget int, index uint64) (s *subscriber, missed []fsm.Event, ok, open bool) {
-	s, open = h.subscribeLocked(path, budget, func() { missed, ok = h.recent.since(index) })
-	return s, missed, ok, open
+// subscribeSince registers s and returns the recent events after index,
+// atomically with the registration so that none is missed or sent twice;
+// inHistory is false when the history does not reach back to index.
+// rulesAt is the log index of the last rules change known then.
+func (h *hub) subscribeSince(s *subscriber, index uint64) (missed []fsm.Event, inHistory bool, rulesAt uint64, open bool) {
+	open = h.subscribeLocked(s, func() { missed, inHistory = h.recent.since(index); rulesAt = h.rulesAt })
+	return missed, inHistory, rulesAt, open
 }
 
-// subscribe registers a stream at path; budget bounds its queue.
-func (h *hub) subscribe(path tree.Path, budget int) (*subscriber, bool) {
-	return h.subscribeLocked(path, budget, nil)
-}
+// subscribe registers s; it reports false once the hub is closed.
+func (h *hub) subscribe(s *subscriber) bool { return h.subscribeLocked(s, nil) }
 
-// subscribeLocked registers a stream at path and runs also (if any) under
-// the same lock.
-func (h *hub) subscribeLocked(path tree.Path, budget int, also func()) (*subscriber, bool) {
-	s := &subscriber{path: path, budget: budget, wake: make(chan struct{}, 1), recheck: make(chan struct{}, 1), done: make(chan struct{})}
+// subscribeLocked registers s and runs also (if any) under the same lock.
+func (h *hub) subscribeLocked(s *subscriber, also func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, false
+		return false
 	}
 	n := &h.root
-	for _, k := range path {
+	for _, k := range s.path {
 		if n.children == nil {
 			n.children = map[string]*trieNode{}
 		}
@@ -139,7 +165,18 @@ func (h *hub) subscribeLocked(path tree.Path, budget int, also func()) (*subscri
 	if also != nil {
 		also()
 	}
-	return s, true
+	return true
+}
+
+// settle records what the stream's first read found: a fixed verdict
+// spares s the judging of every batch, unless the rules changed after
+// that read (whose state was at index), when the change judged it anew.
+func (h *hub) settle(s *subscriber, fixed bool, index uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.judge != nil && h.rulesAt <= index {
+		s.dynamic = !fixed
+	}
 }
 
 // unsubscribe removes s and prunes the trie.
@@ -179,14 +216,58 @@ func (n *trieNode) each(fn func(*subscriber)) {
 	}
 }
 
-// rulesChanged asks every stream to check that its reader may still read.
-func (h *hub) rulesChanged() {
+// credentialsChanged asks every stream to check that its credential is
+// still trusted.
+func (h *hub) credentialsChanged() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.root.each(func(s *subscriber) {
 		select {
 		case s.recheck <- struct{}{}:
 		default:
 		}
 	})
+}
+
+// rejudgeAll judges every reader in the current state, after a batch that
+// changed the rules: those denied now are cancelled, the others learn
+// whether their verdict is fixed under the new rules.
+func (h *hub) rejudgeAll() {
+	h.root.each(func(s *subscriber) {
+		if s.judge == nil {
+			return
+		}
+		allowed, fixed := s.judge()
+		s.judged, s.admitted, s.dynamic = h.batch, allowed, !fixed
+		if !allowed {
+			s.finish(tree.MsgPermission)
+		}
+	})
+}
+
+// admitted is admit for a caller outside publish, right after it: a query
+// stream's captures are judged with the batch that made them.
+func (h *hub) admitted(s *subscriber) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.admit(s)
+}
+
+// admit reports whether s may be handed this batch's frames, judging it
+// once per batch if its permission could have changed; a reader judged
+// denied is cancelled.
+func (h *hub) admit(s *subscriber) bool {
+	if !s.dynamic {
+		return true
+	}
+	if s.judged != h.batch {
+		allowed, _ := s.judge()
+		s.judged, s.admitted = h.batch, allowed
+		if !allowed {
+			s.finish(tree.MsgPermission)
+		}
+	}
+	return s.admitted
 }
 
 // open is the number of open streams.
@@ -196,13 +277,24 @@ func (h *hub) open() int {
 	return h.count
 }
 
-// publish delivers the events of applied entries, in order.
+// publish delivers the events of one batch of applied entries, in order.
+// It runs while the state after the batch is the node's current one, so
+// that readers are judged against it (see the top of this file).
 func (h *hub) publish(events []fsm.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.batch++
+	rules := false
 	for i := range events {
 		if events[i].Kind == fsm.EventRules {
-			h.rulesChanged()
+			rules, h.rulesAt = true, events[i].Index
+		}
+	}
+	if rules {
+		h.rejudgeAll()
+	}
+	for i := range events {
+		if events[i].Kind == fsm.EventRules {
 			continue
 		}
 		h.recent.add(events[i])
@@ -217,7 +309,7 @@ func (h *hub) deliver(e *fsm.Event) {
 	n := &h.root
 	for depth := 0; ; depth++ {
 		if len(n.subs) > 0 { // at or above the change: one rendering for all of them
-			pushAll(n, frame{index: e.Index, data: eventFrame(e, e.Path[depth:])})
+			h.pushAll(n, frame{index: e.Index, data: eventFrame(e, e.Path[depth:])})
 		}
 		if depth == len(e.Path) {
 			break
@@ -230,11 +322,11 @@ func (h *hub) deliver(e *fsm.Event) {
 	switch e.Kind {
 	case fsm.EventPut:
 		for k, c := range n.children {
-			deliverBelow(c, tree.Path{k}, e.Index, e.Value)
+			h.deliverBelow(c, tree.Path{k}, e.Index, e.Value)
 		}
 	case fsm.EventPatch:
 		for _, f := range e.Fields {
-			deliverPatchField(n, f, e.Index)
+			h.deliverPatchField(n, f, e.Index)
 		}
 	}
 }
@@ -243,7 +335,7 @@ func (h *hub) deliver(e *fsm.Event) {
 // below the PATCH's location: those between it and the field's path get
 // a put at the field's path relative to theirs; those at or below the
 // field's path get their location's new value.
-func deliverPatchField(n *trieNode, f tree.Field, index uint64) {
+func (h *hub) deliverPatchField(n *trieNode, f tree.Field, index uint64) {
 	for i, k := range f.Path {
 		if n = n.children[k]; n == nil {
 			return
@@ -252,28 +344,30 @@ func deliverPatchField(n *trieNode, f tree.Field, index uint64) {
 			break
 		}
 		if len(n.subs) > 0 {
-			pushAll(n, frame{index: index, data: putFrame(f.Path[i+1:], f.Value)})
+			h.pushAll(n, frame{index: index, data: putFrame(f.Path[i+1:], f.Value)})
 		}
 	}
-	deliverBelow(n, nil, index, f.Value)
+	h.deliverBelow(n, nil, index, f.Value)
 }
 
 // deliverBelow sends every subscriber in n's subtree (n is rel below the
 // changed location, whose new value is v) a put at its root.
-func deliverBelow(n *trieNode, rel tree.Path, index uint64, v *tree.Node) {
+func (h *hub) deliverBelow(n *trieNode, rel tree.Path, index uint64, v *tree.Node) {
 	if len(n.subs) > 0 {
-		pushAll(n, frame{index: index, data: putFrame(nil, v.Get(rel))})
+		h.pushAll(n, frame{index: index, data: putFrame(nil, v.Get(rel))})
 	}
 	for k, c := range n.children {
-		deliverBelow(c, append(rel[:len(rel):len(rel)], k), index, v)
+		h.deliverBelow(c, append(rel[:len(rel):len(rel)], k), index, v)
 	}
 }
 
-// pushAll queues f for every subscriber of n (frames are read-only, so
-// they share it).
-func pushAll(n *trieNode, f frame) {
+// pushAll queues f for every subscriber of n that may read it (frames
+// are read-only, so they share it).
+func (h *hub) pushAll(n *trieNode, f frame) {
 	for s := range n.subs {
-		s.push(f)
+		if h.admit(s) {
+			s.push(f)
+		}
 	}
 }
 

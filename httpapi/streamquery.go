@@ -48,9 +48,10 @@ import (
 //
 // The rest is the plain stream's: the same hub subscription gives the
 // wake-ups, the end on shutdown, the byte budget of a slow subscriber
-// (cancel), the keep-alives, the rules checks (a reader that may no longer
-// read gets cancel; `query.*` in .read rules sees the stream's query) and
-// auth_revoked. Under StrictIndexes a query without its `.indexOn` is
+// (cancel), the keep-alives, the judging of its reader (a capture is kept
+// only if the reader could read the location in the batch's state; one
+// that may no longer read gets cancel; `query.*` in .read rules sees the
+// stream's query) and auth_revoked. Under StrictIndexes a query without its `.indexOn` is
 // refused with the GET's 400 when the stream opens; rules changed later do
 // not end the stream (it scans instead).
 //
@@ -382,6 +383,9 @@ func (s *Server) captureQueryStreams(events []fsm.Event) {
 	}
 	reads := make(map[string]fsm.ReadResult, len(touched))
 	for qs, t := range touched {
+		if !s.hub.admitted(qs.sub) {
+			continue // its reader may not read this batch: it is cancelled
+		}
 		key := pathKey(qs.loc)
 		res, ok := reads[key]
 		if !ok {

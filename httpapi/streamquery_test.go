@@ -37,7 +37,7 @@ func openStreamAs(t *testing.T, h *harness, path, auth string, headers map[strin
 		cancel()
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
@@ -505,7 +505,8 @@ func TestStreamQueryBatch(t *testing.T) {
 // pile up past its budget is cancelled, as a slow plain stream is.
 func TestStreamQuerySlowIsCancelled(t *testing.T) {
 	var hb hub
-	sub, _ := hb.subscribe(tree.Path{"l"}, 1<<20)
+	sub := newSubscriber(tree.Path{"l"}, 1<<20, nil)
+	hb.subscribe(sub)
 	qs := &queryStream{loc: tree.Path{"l"}, sub: sub, budget: 3 * queryCaptureCost}
 	for i := range 3 {
 		qs.push(queryCapture{index: uint64(i + 1)}, queryCaptureCost)

@@ -42,7 +42,7 @@ func openEventStream(t testing.TB, n *Node, path string) <-chan streamFrame {
 	if err != nil {
 		t.Fatalf("stream on %s: %v", n.Name, err)
 	}
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
 		t.Fatalf("stream on %s: %d %s", n.Name, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	out := make(chan streamFrame, 10000)
