@@ -82,6 +82,9 @@ func (s *Server) openStream(c *gin.Context, rq *request) *streamLoop {
 	}
 	l := &streamLoop{s: s, ctx: c.Request.Context(), w: c.Writer, rq: rq, ids: ids, qs: newQueryStream(rq)}
 	if l.qs != nil {
+		l.qs.key = queryKey(rq.path, c.Request.URL.Query())
+	}
+	if l.qs != nil {
 		lastID = 0 // a query stream resumes with a fresh put
 	}
 	if err := l.open(lastID); err != nil {
@@ -123,7 +126,7 @@ func (l *streamLoop) open(lastID uint64) error {
 	s.metrics.streamsOpen.Inc()
 	if l.qs != nil {
 		// Registered before the read: every batch after it is captured.
-		l.qs.sub, l.qs.budget = sub, int64(s.cfg.StreamBufferBytes)
+		l.qs.sub, l.qs.budget, l.qs.cpu = sub, int64(s.cfg.StreamBufferBytes), s.render.cpu
 		s.queries.add(l.qs)
 	}
 	res, err := s.db.Read(l.ctx, fsm.Read{Path: rq.nodePath(), Linearizable: rq.opts.linearizable, Access: s.readAccess(rq), Watch: true})

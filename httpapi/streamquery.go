@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
@@ -76,6 +79,9 @@ type queryStream struct {
 	shallow bool        // children are sent as true
 	sub     *subscriber // its hub subscription
 	budget  int64       // bytes of pending captures allowed
+	key     string      // its location and query: streams alike share windows
+	shared  *sharedWindow
+	cpu     *semaphore.Weighted // the render slots evaluations take turns in
 
 	mu      sync.Mutex
 	pending []queryCapture // captured states not yet evaluated, in commit order
@@ -116,7 +122,7 @@ func (qs *queryStream) start(ctx context.Context, res fsm.ReadResult, strictInde
 			return nil, fmt.Errorf("stream query %s: %w", qs.path, err)
 		}
 	}
-	w, err := qs.window(ctx, res.Value, res.Indexes)
+	w, err := qs.evaluate(ctx, res.Value, res.Indexes)
 	if err != nil {
 		return nil, fmt.Errorf("stream query %s: %w", qs.path, err)
 	}
@@ -176,28 +182,87 @@ func (qs *queryStream) push(c queryCapture, cost int64) {
 	}
 }
 
-// frames evaluates the captured states after index after, in commit
-// order, and returns the frames that bring the client's copy to each.
+// frames evaluates the newest captured state after index after and
+// returns the frame that brings the client's copy to it. A stream that
+// fell behind skips the states in between, as a batch does: what it sends
+// is always the query re-run at a log position, positions only move
+// forward, and its work is bounded by how fast it can go, not by how
+// often the location changes.
 func (qs *queryStream) frames(ctx context.Context, after uint64) ([]frame, error) {
 	qs.mu.Lock()
 	pending := qs.pending
 	qs.pending, qs.held = nil, 0
 	qs.mu.Unlock()
-	var out []frame
-	for _, c := range pending {
-		if c.index <= after {
-			continue // the initial put already reflects it
-		}
-		w, err := qs.window(ctx, c.value, c.indexes)
-		if err != nil {
-			return out, fmt.Errorf("stream query %s at %d: %w", qs.path, c.index, err)
-		}
-		if f := qs.diff(w); f != nil {
-			out = append(out, frame{index: c.index, data: f})
-		}
-		qs.sent = w
+	if len(pending) == 0 {
+		return nil, nil
 	}
-	return out, nil
+	c := pending[len(pending)-1]
+	if c.index <= after {
+		return nil, nil // the initial put already reflects it
+	}
+	w, err := qs.evaluate(ctx, c.value, c.indexes)
+	if err != nil {
+		return nil, fmt.Errorf("stream query %s at %d: %w", qs.path, c.index, err)
+	}
+	f := qs.diff(w)
+	qs.sent = w
+	if f == nil {
+		return nil, nil
+	}
+	return []frame{{index: c.index, data: f}}, nil
+}
+
+// evaluate is window, shared by the streams of the same location and
+// query: the first to evaluate a version of the location does it for the
+// others, in one of the render slots (renderbudget.go), so query streams
+// never take more than the cores large answers may.
+func (qs *queryStream) evaluate(ctx context.Context, v *tree.Node, ixs *fsm.IndexSet) (queryWindow, error) {
+	e := qs.shared
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done && e.value == v {
+		return e.w, nil
+	}
+	if err := qs.cpu.Acquire(ctx, 1); err != nil {
+		return queryWindow{}, err
+	}
+	w, err := qs.window(ctx, v, ixs)
+	qs.cpu.Release(1)
+	if err != nil {
+		return queryWindow{}, err
+	}
+	e.value, e.w, e.done = v, w, true
+	return w, nil
+}
+
+// sharedWindow is the latest window evaluated for the streams of one
+// location and query. Windows are never changed once made, so streams
+// share them.
+type sharedWindow struct {
+	refs int // streams using it; guarded by queryWatches.mu
+
+	mu    sync.Mutex
+	value *tree.Node // the location's version it was evaluated on
+	w     queryWindow
+	done  bool
+}
+
+// queryKey identifies what a query stream evaluates: its path and the
+// query parameters, in a canonical order.
+func queryKey(path tree.Path, q url.Values) string {
+	keep := url.Values{}
+	for name, v := range q {
+		if queryParamNames[name] {
+			keep[name] = v
+		}
+	}
+	return path.String() + "?" + keep.Encode()
+}
+
+// queryParamNames are the parameters that shape a stream's window.
+var queryParamNames = map[string]bool{
+	"orderBy": true, "startAt": true, "startAfter": true, "endAt": true, "endBefore": true,
+	"equalTo": true, "limitToFirst": true, "limitToLast": true, "shallow": true,
 }
 
 // diff returns the frame that turns the window last sent into w, or nil
@@ -268,10 +333,11 @@ const msgTooSlow = "Too slow: the stream fell behind; reconnect to start again"
 // location), so an event costs O(depth) lookups whatever the number of
 // streams, and nothing at all while no query stream is open.
 type queryWatches struct {
-	mu    sync.Mutex
-	n     int
-	at    map[string]map[*queryStream]struct{} // by location
-	below map[string]map[*queryStream]struct{} // by each strict ancestor of the location
+	mu     sync.Mutex
+	n      int
+	at     map[string]map[*queryStream]struct{} // by location
+	below  map[string]map[*queryStream]struct{} // by each strict ancestor of the location
+	shared map[string]*sharedWindow             // by queryStream.key
 }
 
 // pathKey is p as a map key (keys never contain "/").
@@ -283,7 +349,13 @@ func (w *queryWatches) add(qs *queryStream) {
 	defer w.mu.Unlock()
 	if w.at == nil {
 		w.at, w.below = map[string]map[*queryStream]struct{}{}, map[string]map[*queryStream]struct{}{}
+		w.shared = map[string]*sharedWindow{}
 	}
+	if qs.shared = w.shared[qs.key]; qs.shared == nil {
+		qs.shared = &sharedWindow{}
+		w.shared[qs.key] = qs.shared
+	}
+	qs.shared.refs++
 	addTo(w.at, pathKey(qs.loc), qs)
 	for i := range qs.loc {
 		addTo(w.below, pathKey(qs.loc[:i]), qs)
@@ -295,6 +367,9 @@ func (w *queryWatches) add(qs *queryStream) {
 func (w *queryWatches) remove(qs *queryStream) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if qs.shared.refs--; qs.shared.refs == 0 {
+		delete(w.shared, qs.key)
+	}
 	removeFrom(w.at, pathKey(qs.loc), qs)
 	for i := range qs.loc {
 		removeFrom(w.below, pathKey(qs.loc[:i]), qs)

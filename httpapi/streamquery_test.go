@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
 	"github.com/arbordb/arbor/httpapi/ssetest"
@@ -490,12 +492,14 @@ func TestStreamQueryBatch(t *testing.T) {
 		{Index: 4, Command: true, Data: set("/l/c", `3`)},
 		{Index: 5, Command: true, Data: set("/m", `1`)},
 	})
-	db.f.ApplyBatch([]fsm.Entry{{Index: 6, Command: true, Data: set("/l/a", `4`)}})
-	db.index = 6
 	db.mu.Unlock()
 	if got := nextRaw(t, frames); got != "id: 4\nevent: patch\ndata: {\"path\":\"/\",\"data\":{\"b\":2,\"c\":3,\"a\":null}}" {
 		t.Fatalf("the batch's frame %q", got)
 	}
+	db.mu.Lock()
+	db.f.ApplyBatch([]fsm.Entry{{Index: 6, Command: true, Data: set("/l/a", `4`)}})
+	db.index = 6
+	db.mu.Unlock()
 	if got := nextRaw(t, frames); got != "id: 6\nevent: patch\ndata: {\"path\":\"/\",\"data\":{\"a\":4,\"b\":null}}" {
 		t.Fatalf("the next batch's frame %q", got)
 	}
@@ -586,4 +590,37 @@ func decodeNormal(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestStreamQueryBehindSkipsToTheNewest: a query stream that fell behind
+// evaluates only the newest captured state, and sends one frame at its
+// index: the window re-run at a log position, as after a batch.
+func TestStreamQueryBehindSkipsToTheNewest(t *testing.T) {
+	q, err := tree.NewQuery(tree.QuerySpec{Order: tree.OrderByValue, Limit: 1, HasLimit: true, LimitToLast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := newSubscriber(tree.Path{"l"}, 1<<20, nil)
+	qs := &queryStream{loc: tree.Path{"l"}, path: tree.Path{"l"}, query: q, sub: sub, budget: 1 << 20,
+		shared: &sharedWindow{}, cpu: semaphore.NewWeighted(1)}
+	val := func(s string) *tree.Node {
+		n, err := tree.ParseBody([]byte(s), 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := qs.start(context.Background(), fsm.ReadResult{Value: val(`{"a":1}`), Index: 1}, false); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []string{`{"a":1,"b":5}`, `{"a":1,"b":5,"c":9}`, `{"a":7}`} {
+		qs.push(queryCapture{index: uint64(i + 2), value: val(v)}, queryCaptureCost)
+	}
+	frames, err := qs.frames(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 1 || frames[0].index != 4 || string(frames[0].data) != "event: patch\ndata: {\"path\":\"/\",\"data\":{\"a\":7}}\n\n" {
+		t.Fatalf("frames %d: %v", len(frames), frames)
+	}
 }
