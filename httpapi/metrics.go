@@ -30,6 +30,9 @@ type metrics struct {
 	// Writes judged again because the rules changed while they waited
 	// for the log (fsm.ErrRulesChanged).
 	writesRejudged prometheus.Counter
+	// ID-token key files found unusable; their last good keys stay
+	// trusted meanwhile (streamauth.go).
+	keyReloadErrors prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -76,6 +79,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.writesRejudged, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "arbor", Subsystem: "http", Name: "writes_rejudged_total",
 		Help: "Writes judged and proposed again because the security rules changed before they reached the log.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.keyReloadErrors, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "arbor", Subsystem: "jwt", Name: "key_reload_errors_total",
+		Help: "Times an ID-token key file (--jwt-public-key) was found missing, empty, truncated or unusable; the keys last loaded from it stay trusted.",
 	})); err != nil {
 		return nil, err
 	}
