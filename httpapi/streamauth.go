@@ -17,6 +17,11 @@ func (s *Server) watchKeys() {
 	}
 	// Never unsubscribed: the server serves until the process ends.
 	s.tokens.Subscribe(idtoken.Listener{KeysChanged: s.keysChanged, KeyFileFailed: s.keyFileFailed})
+	// A file that broke between the verifier's start and now was reported
+	// to nobody (a node may take long to open its log in between): read
+	// the files again so that this server hears of it. The listener has
+	// the error already.
+	_ = s.tokens.Reload()
 }
 
 // keysChanged asks every open stream to recheck. rulesChanged walks the

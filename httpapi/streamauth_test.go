@@ -175,3 +175,28 @@ func TestKeyFileFailureIsLoud(t *testing.T) {
 		t.Errorf("a token of a kept key: %d %s", r.status, r.body)
 	}
 }
+
+// TestKeyFileBrokenBeforeTheServer: a key file that broke after the
+// verifier loaded it but before the server subscribed is still reported.
+func TestKeyFileBrokenBeforeTheServer(t *testing.T) {
+	keys := streamAuthKeys()
+	keyFile := filepath.Join(t.TempDir(), "keys.pem")
+	if err := os.WriteFile(keyFile, publicPEM(t, keys[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v, err := idtoken.New(idtoken.Config{KeyFiles: []string{keyFile}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	v.Check() // within the second: nothing looked at yet
+	h := newHarness(t, nil, func(c *Config) { c.Tokens = v })
+	if m := h.do(req{method: "GET", path: "/metrics"}); !strings.Contains(m.body, "arbor_jwt_key_reload_errors_total 1\n") {
+		t.Errorf("the missing key file is not counted:\n%s", m.body)
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, keyFile) {
+		t.Errorf("no ERROR naming the missing key file:\n%s", logs)
+	}
+}
