@@ -38,6 +38,9 @@ type identity struct {
 	access *fsm.Access
 	// expires is when a verified ID token stops being valid (zero: never).
 	expires time.Time
+	// verified is the verified ID token (nil without one), kept so that a
+	// stream can ask whether the key that signed it is still trusted.
+	verified *idtoken.Identity
 }
 
 // authenticate finds the request's credential (?auth=, ?access_token= or
@@ -91,7 +94,7 @@ func (s *Server) authenticate(r *http.Request, v url.Values) (identity, error) {
 		if err != nil {
 			return identity{}, err
 		}
-		id.access, id.expires = s.accessAs(verified.Auth), verified.Expires
+		id.access, id.expires, id.verified = s.accessAs(verified.Auth), verified.Expires, verified
 		id.access.AuthJSON = verified.AuthJSON
 	}
 	return id, nil

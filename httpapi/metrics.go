@@ -33,6 +33,9 @@ type metrics struct {
 	// Panics recovered while serving: each one is a bug, and the test
 	// suites fail when any was counted.
 	panics prometheus.Counter
+	// ID-token key files found unusable; their last good keys stay
+	// trusted meanwhile (streamauth.go).
+	keyReloadErrors prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -85,6 +88,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.panics, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "arbor", Name: "panics_recovered_total",
 		Help: "Panics recovered while serving requests and streams; each one is a bug.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.keyReloadErrors, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "arbor", Subsystem: "jwt", Name: "key_reload_errors_total",
+		Help: "Times an ID-token key file (--jwt-public-key) was found missing, empty, truncated or unusable; the keys last loaded from it stay trusted.",
 	})); err != nil {
 		return nil, err
 	}

@@ -30,9 +30,11 @@ func hs256Token(t *testing.T, claims map[string]any) string {
 	return signed + "." + enc.EncodeToString(mac.Sum(nil))
 }
 
-// userToken is a token for uid valid until exp.
+// userToken is a token for uid valid until exp, issued an hour before
+// (a Firebase ID token's lifetime): its verifier's clock must be in that
+// hour, or past exp for an expired token.
 func userToken(t *testing.T, uid string, exp time.Time) string {
-	return hs256Token(t, map[string]any{"sub": uid, "iat": testNow.Unix() - 10, "exp": exp.Unix(), "email": uid + "@example.com"})
+	return hs256Token(t, map[string]any{"sub": uid, "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "email": uid + "@example.com"})
 }
 
 // newRulesHarness is a harness whose server verifies HS256 ID tokens on
@@ -136,8 +138,8 @@ func TestRulesOverREST(t *testing.T) {
 // rules stop allowing its read, and with auth_revoked when its token
 // expires (SPEC §5).
 func TestStreamsFollowRules(t *testing.T) {
-	clock := testNow
-	h := newRulesHarness(t, func() time.Time { return clock })
+	// On the real clock, which the stream's auth_revoked timer runs on.
+	h := newRulesHarness(t, time.Now)
 	h.run([]step{{name: "rules", req: req{method: "PUT", path: "/.settings/rules.json", body: str(ownDataRules)}, status: 200, body: `{"status":"ok"}`}})
 	tok := userToken(t, "alice", time.Now().Add(time.Hour))
 	s := openStream(t, h, "/users/alice.json?auth="+tok)
@@ -160,7 +162,7 @@ func TestStreamsFollowRules(t *testing.T) {
 // TestStreamCancelledWhenDataStopsTheRead: a read rule that depends on
 // data cancels a stream once a write makes it false.
 func TestStreamCancelledWhenDataStopsTheRead(t *testing.T) {
-	h := newRulesHarness(t, nil)
+	h := newRulesHarness(t, time.Now) // the stream's expiry timer runs on the real clock
 	rules := `{"rules": {"room": {".read": "data.child('open').val() == true"}}}`
 	h.run([]step{
 		{name: "rules", req: req{method: "PUT", path: "/.settings/rules.json", body: str(rules)}, status: 200, body: `{"status":"ok"}`},

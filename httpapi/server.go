@@ -51,6 +51,7 @@ func New(cfg Config, db DB) (*Server, error) {
 		s.adminHashes = append(s.adminHashes, sha256.Sum256([]byte(secret)))
 	}
 	s.writes = newFairGate(cfg.MaxWritesInProgress, m.writesWaiting)
+	s.watchKeys()
 	s.engine = s.routes()
 	return s, nil
 }

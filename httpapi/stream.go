@@ -124,6 +124,11 @@ func (l *streamLoop) open(lastID uint64) error {
 	}
 	l.sub = sub
 	s.metrics.streamsOpen.Inc()
+	// A key withdrawn since the request was authenticated signalled only
+	// the streams subscribed then.
+	if !s.streamCredentialValid(rq) {
+		return errBadToken
+	}
 	if l.qs != nil {
 		// Registered before the read: every batch after it is captured.
 		l.qs.sub, l.qs.budget, l.qs.cpu = sub, int64(s.cfg.StreamBufferBytes), s.render.cpu
@@ -384,10 +389,6 @@ func (s *Server) CloseStreams() {
 	s.hub.close()
 	s.hub.detached.closeAll(detachedGrace)
 }
-
-// streamCredentialValid reports whether the stream's credential is still
-// trusted.
-func (s *Server) streamCredentialValid(*request) bool { return true }
 
 // jsonStringBytes encodes s as a JSON string.
 func jsonStringBytes(s string) []byte {

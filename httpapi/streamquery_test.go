@@ -419,7 +419,7 @@ func TestStreamQueryPriorityPath(t *testing.T) {
 // (`query.*` in .read rules), and a reader that loses read access gets
 // cancel at the next change of the location.
 func TestStreamQueryRules(t *testing.T) {
-	h := newRulesHarness(t, nil)
+	h := newRulesHarness(t, time.Now) // the stream's auth_revoked timer runs on the real clock
 	h.run([]step{
 		{name: "rules", req: req{method: "PUT", path: "/.settings/rules.json", body: str(`{"rules":{"l":{
 			".read": "auth != null && query.orderByChild == 'owner' && query.equalTo == auth.uid && root.child('open').val() == true"}}}`)},

@@ -45,6 +45,10 @@ func (s *Server) write(c *gin.Context, rq *request) {
 		return
 	}
 	defer s.writes.release()
+	if err := s.checkIfMatchReadable(ctx, &cmd); err != nil {
+		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
+		return
+	}
 	a, err := s.judgeAndPropose(ctx, &cmd, fsm.AnswerOptions{Pretty: rq.opts.pretty, Export: rq.opts.export, Delete: rq.method == http.MethodDelete, Silent: rq.opts.silent})
 	if err != nil {
 		s.writeError(c, fmt.Errorf("%s %s: %w", rq.method, rq.path, err))
@@ -54,6 +58,24 @@ func (s *Server) write(c *gin.Context, rq *request) {
 		c.Header("ETag", a.ETag)
 	}
 	sendData(c, rq.opts, http.StatusOK, a.Body)
+}
+
+// checkIfMatchReadable refuses a conditional write by a writer who may
+// not read its location, whatever the ETag: the answer to a compare-and-set
+// tells whether the guess matched, so allowing it would let a write-only
+// writer test guesses of a value the rules hide (the 412 of a mismatch is
+// refused already; a match must be too, or its 200 is the tell). The check
+// comes before the ETag is looked at, on a state that covers every
+// acknowledged write, so that its verdict cannot depend on the ETag nor on
+// this node lagging behind a rules change.
+func (s *Server) checkIfMatchReadable(ctx context.Context, cmd *fsm.Command) error {
+	if !cmd.HasIfMatch || cmd.As == nil {
+		return nil
+	}
+	a := *cmd.As
+	a.Now = cmd.Now
+	_, err := s.db.Read(ctx, fsm.Read{Path: cmd.Path.NodePath(), Linearizable: true, Access: &a})
+	return err
 }
 
 // maxRejudgements bounds how many times a write judged by rules that were

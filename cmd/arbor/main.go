@@ -122,6 +122,10 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 		}
 		cc.TLS = clusterTLS(ca, certs)
 	}
+	tokens, err := cfg.tokenVerifier()
+	if err != nil {
+		return err
+	}
 	state := fsm.New()
 	node, err := cluster.New(cc, state)
 	if err != nil {
@@ -133,6 +137,11 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	reloads := []func(){func() { _, _ = certs.GetCertificate(nil) }}
 	if ca != nil {
 		reloads = append(reloads, func() { ca.Pool() })
+	}
+	if tokens != nil {
+		// A key withdrawn from --jwt-public-key ends the streams it
+		// authenticated even while no new token arrives.
+		reloads = append(reloads, tokens.Check)
 	}
 	if cc.GossipAddr != "" && len(cc.GossipKeys) > 0 {
 		logger.Info("gossip keys", "in_use", gossipKeyID(cc.GossipKeys[0]), "keys", gossipKeyIDs(cc.GossipKeys))
@@ -165,9 +174,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 		return abort(err)
 	}
 	hc := cfg.httpConfig(logger, reg)
-	if hc.Tokens, err = cfg.tokenVerifier(); err != nil {
-		return abort(err)
-	}
+	hc.Tokens = tokens
 	api, err := httpapi.NewWithAdmin(hc, node, node)
 	if err != nil {
 		return abort(fmt.Errorf("build HTTP API: %w", err))

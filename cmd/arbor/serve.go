@@ -36,6 +36,7 @@ type serveConfig struct {
 	JWTAudiences           []string
 	JWTIssuers             []string
 	FirebaseProject        string
+	MaxTokenLifetime       time.Duration
 	StrictIndexes          bool
 	Dev                    bool
 	DefaultReadConsistency string
@@ -88,6 +89,7 @@ func defaultServeConfig(hostname string) serveConfig {
 		VoterStabilization:     cluster.DefaultTiming().Stabilization,
 		ShutdownTimeout:        10 * time.Second,
 		StreamKeepAlive:        30 * time.Second,
+		MaxTokenLifetime:       time.Hour,
 		MemoryLimit:            "0",
 		MaxWritesInProgress:    httpapi.DefaultConfig().MaxWritesInProgress,
 	}
@@ -113,6 +115,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.Var((*stringList)(&c.JWTPublicKeys), "jwt-public-key", "`file` with keys that verify RS256/ES256-signed ID tokens: PEM public keys or certificates, a JWKS, or Google's x509 JSON; re-read when it changes (repeatable)")
 	fs.Var((*stringList)(&c.JWTAudiences), "jwt-audience", "`aud` an ID token must name (repeatable; default: any)")
 	fs.Var((*stringList)(&c.JWTIssuers), "jwt-issuer", "`iss` an ID token must have (repeatable; default: any)")
+	fs.DurationVar(&c.MaxTokenLifetime, "max-token-lifetime", c.MaxTokenLifetime, "longest lifetime (exp - iat) of an ID token accepted (Firebase's live 1h); a token must carry exp and iat")
 	fs.BoolVar(&c.StrictIndexes, "strict-indexes", c.StrictIndexes, "refuse, like Firebase, an orderByChild/orderByValue query whose .indexOn the rules do not declare (400); by default such a query scans the children")
 	fs.StringVar(&c.FirebaseProject, "firebase-project", c.FirebaseProject, "Firebase project `id` whose Authentication ID tokens are accepted: sets --jwt-audience to it and --jwt-issuer to https://securetoken.google.com/<id> (give Google's keys with --jwt-public-key)")
 	fs.BoolVar(&c.Dev, "dev", c.Dev, "development mode: open security rules until rules are set, and \"Bearer owner\" as admin (never in production)")

@@ -51,7 +51,7 @@ func TestServeConfigDefaults(t *testing.T) {
 		cfg.RaftAddr != ":8300" || cfg.GossipAddr != ":8301" || cfg.BootstrapExpect != 1 ||
 		cfg.DefaultReadConsistency != "linearizable" || cfg.DefaultWriteSizeLimit != "medium" ||
 		cfg.WriteTimeout != 5*time.Second || cfg.SnapshotThreshold != 8192 || cfg.LogLevel != "info" ||
-		cfg.LogFormat != "text" || cfg.RaftTimeout != time.Second || cfg.SnapshotInterval != 30*time.Second || cfg.VoterStabilization != 10*time.Second || cfg.ShutdownTimeout != 10*time.Second ||
+		cfg.LogFormat != "text" || cfg.RaftTimeout != time.Second || cfg.MaxTokenLifetime != time.Hour || cfg.SnapshotInterval != 30*time.Second || cfg.VoterStabilization != 10*time.Second || cfg.ShutdownTimeout != 10*time.Second ||
 		cfg.level != slog.LevelInfo {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
@@ -180,6 +180,9 @@ func TestServeConfigValidation(t *testing.T) {
 		{[]string{"--jwt-public-key", filepath.Join(dir, "missing.pem")}, "ID-token keys"},
 		{[]string{"--jwt-hs256-secret", "s"}, "--jwt-hs256-secret: must be at least 16 bytes"},
 		{[]string{"--jwt-hs256-secret", "0123456789abcdef", "--jwt-audience", "a", "--jwt-issuer", "i"}, ""},
+		{[]string{"--jwt-hs256-secret", "0123456789abcdef", "--max-token-lifetime", "24h"}, ""},
+		{[]string{"--max-token-lifetime", "0s"}, "--max-token-lifetime 0s: must be positive"},
+		{[]string{"--max-token-lifetime", "-1h"}, "--max-token-lifetime"},
 		{[]string{"--http-addr", "127.0.0.1:0", "--raft-addr", "[::1]:9000"}, ""},
 		{[]string{"--log-level", "WARN", "--log-format", "json"}, ""},
 		{[]string{"--advertise-host", "10.0.0.1"}, ""},

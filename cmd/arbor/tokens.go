@@ -13,9 +13,10 @@ const firebaseIssuer = "https://securetoken.google.com/"
 // tokenConfig is what the ID-token flags ask for.
 func (c *serveConfig) tokenConfig() (idtoken.Config, error) {
 	tc := idtoken.Config{
-		KeyFiles:  slices.Clone(c.JWTPublicKeys),
-		Audiences: slices.Clone(c.JWTAudiences),
-		Issuers:   slices.Clone(c.JWTIssuers),
+		KeyFiles:    slices.Clone(c.JWTPublicKeys),
+		Audiences:   slices.Clone(c.JWTAudiences),
+		Issuers:     slices.Clone(c.JWTIssuers),
+		MaxLifetime: c.MaxTokenLifetime,
 	}
 	for _, s := range c.JWTHS256Secrets {
 		tc.HS256Secrets = append(tc.HS256Secrets, []byte(s))

@@ -92,6 +92,9 @@ func (c *serveConfig) validate() error {
 	if c.StreamKeepAlive <= 0 {
 		return fmt.Errorf("--stream-keepalive %s: must be positive", c.StreamKeepAlive)
 	}
+	if c.MaxTokenLifetime <= 0 {
+		return fmt.Errorf("--max-token-lifetime %s: must be positive", c.MaxTokenLifetime)
+	}
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: must be 0 (automatic) or positive", c.MaxConnections)
 	}

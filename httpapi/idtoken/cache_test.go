@@ -40,7 +40,7 @@ func TestCacheHit(t *testing.T) {
 func TestCacheRespectsExp(t *testing.T) {
 	clk := newClock()
 	v := allAlgs(t, func(c *Config) { c.Now = clk.Now; c.Leeway = 5 * time.Second })
-	tok := hs(map[string]any{"sub": "u", "exp": t0.Add(10 * time.Second).Unix()})
+	tok := hs(map[string]any{"sub": "u", "iat": t0.Unix(), "exp": t0.Add(10 * time.Second).Unix()})
 	if _, err := v.Verify(tok); err != nil {
 		t.Fatal(err)
 	}

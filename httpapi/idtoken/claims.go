@@ -38,25 +38,38 @@ func numericDate(claims map[string]any, name string) (float64, bool, error) {
 	return f, true, nil
 }
 
-// checkTimes applies exp, nbf and iat with the leeway and returns when the
-// token expires (zero without exp).
+// checkTimes applies exp, nbf and iat with the leeway and the lifetime
+// limit, and returns when the token expires. exp and iat are required: a
+// token without exp would never expire, and one without iat could not be
+// held to a lifetime, so either would outlive any revocation short of
+// removing its key.
 func (v *Verifier) checkTimes(claims map[string]any, now time.Time) (time.Time, error) {
 	nowSec := float64(now.Unix()) + float64(now.Nanosecond())/1e9
 	lw := v.leeway.Seconds()
-	for _, name := range []string{"nbf", "iat"} {
-		t, ok, err := numericDate(claims, name)
-		if err != nil {
-			return time.Time{}, err
-		}
-		if ok && t > nowSec+lw {
-			return time.Time{}, malformed("%s %v is in the future (now %v)", name, t, nowSec)
-		}
-	}
-	exp, ok, err := numericDate(claims, "exp")
-	if err != nil || !ok {
+	exp, hasExp, err := numericDate(claims, "exp")
+	if err != nil {
 		return time.Time{}, err
 	}
-	if exp+lw < nowSec {
+	iat, hasIat, err := numericDate(claims, "iat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	nbf, hasNbf, err := numericDate(claims, "nbf")
+	if err != nil {
+		return time.Time{}, err
+	}
+	switch {
+	case !hasExp:
+		return time.Time{}, malformed("no exp claim: the token would never expire")
+	case !hasIat:
+		return time.Time{}, malformed("no iat claim")
+	case iat > nowSec+lw:
+		return time.Time{}, malformed("iat %v is in the future (now %v)", iat, nowSec)
+	case hasNbf && nbf > nowSec+lw:
+		return time.Time{}, malformed("nbf %v is in the future (now %v)", nbf, nowSec)
+	case exp-iat > v.maxLifetime.Seconds():
+		return time.Time{}, malformed("lifetime exp - iat of %vs is over the %v allowed", exp-iat, v.maxLifetime)
+	case exp+lw < nowSec:
 		return time.Time{}, expired(exp, nowSec)
 	}
 	return unixTime(exp), nil

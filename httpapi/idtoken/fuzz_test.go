@@ -110,8 +110,11 @@ func fuzzSeeds() []fuzzSeed {
 	return []fuzzSeed{
 		{"hs256", hsTok(`{"sub":"u","aud":"proj","iat":1700000000,"exp":1700003600}`), true},
 		{"hs256-firebase", hsTok(`{"iss":"https://securetoken.google.com/proj","aud":"proj","auth_time":1699990000,"user_id":"Xy","sub":"Xy","iat":1699999000,"exp":1700002600,"email":"a@b.c","email_verified":true,"firebase":{"identities":{"email":["a@b.c"]},"sign_in_provider":"password"}}`), true},
-		{"hs256-aud-array", hsTok(`{"user_id":"u","aud":["x","proj"],"exp":1700000000.5}`), true},
-		{"legacy", hsTok(`{"v":0,"iat":1700000000,"aud":"proj","d":{"uid":"l","n":[1,{"a":null}]}}`), true},
+		{"hs256-aud-array", hsTok(`{"user_id":"u","aud":["x","proj"],"iat":1699999000,"exp":1700000000.5}`), true},
+		{"legacy", hsTok(`{"v":0,"iat":1700000000,"exp":1700003600,"aud":"proj","d":{"uid":"l","n":[1,{"a":null}]}}`), true},
+		{"no-exp", hsTok(`{"sub":"u","aud":"proj","iat":1700000000}`), false},
+		{"no-iat", hsTok(`{"sub":"u","aud":"proj","exp":1700003600}`), false},
+		{"long-lived", hsTok(`{"sub":"u","aud":"proj","iat":1700000000,"exp":1700003601}`), false},
 		{"legacy-bad-d", hsTok(`{"v":0,"aud":"proj","d":[]}`), false},
 		{"expired", hsTok(`{"sub":"u","aud":"proj","exp":1}`), false},
 		{"nbf-future", hsTok(`{"sub":"u","aud":"proj","nbf":1e12}`), false},

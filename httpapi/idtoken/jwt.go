@@ -133,58 +133,62 @@ func parse(token string) (*jws, error) {
 	return t, nil
 }
 
-// checkSignature verifies t with the keys its alg allows. Each algorithm
-// draws on its own key type only, so an RSA public key, which anyone may
-// know, can never serve as an HMAC secret.
-func (v *Verifier) checkSignature(t *jws, ks *keySet) error {
+// hs256Signer is the signer of a token verified with an HS256 secret.
+const hs256Signer = "HS256"
+
+// checkSignature verifies t with the keys its alg allows and returns the
+// signer (hs256Signer, or the identity of the public key that matched).
+// Each algorithm draws on its own key type only, so an RSA public key,
+// which anyone may know, can never serve as an HMAC secret.
+func (v *Verifier) checkSignature(t *jws, ks *keySet) (string, error) {
 	v.sigChecks.Add(1)
 	switch t.header.Alg {
 	case "HS256":
 		if len(v.secrets) == 0 {
-			return malformed("HS256 token, but no HS256 secret is configured")
+			return "", malformed("HS256 token, but no HS256 secret is configured")
 		}
 		for _, secret := range v.secrets {
 			mac := hmac.New(sha256.New, secret)
 			mac.Write([]byte(t.signingInput))
 			if hmac.Equal(mac.Sum(nil), t.signature) {
-				return nil
+				return hs256Signer, nil
 			}
 		}
-		return malformed("HS256 signature does not match any secret")
+		return "", malformed("HS256 signature does not match any secret")
 	case "RS256":
 		keys := ks.candidates(t.header.Kid, true)
 		if len(keys) == 0 {
-			return noKey("RS256", t.header.Kid)
+			return "", noKey("RS256", t.header.Kid)
 		}
 		digest := sha256.Sum256([]byte(t.signingInput))
 		for _, k := range keys {
 			if rsa.VerifyPKCS1v15(k.rsa, crypto.SHA256, digest[:], t.signature) == nil {
-				return nil
+				return k.id, nil
 			}
 		}
-		return malformed("RS256 signature does not match %s", keysDesc(len(keys), t.header.Kid))
+		return "", malformed("RS256 signature does not match %s", keysDesc(len(keys), t.header.Kid))
 	case "ES256":
 		keys := ks.candidates(t.header.Kid, false)
 		if len(keys) == 0 {
-			return noKey("ES256", t.header.Kid)
+			return "", noKey("ES256", t.header.Kid)
 		}
 		// JWS uses the raw r||s form (RFC 7518 §3.4), not ASN.1.
 		if len(t.signature) != 64 {
-			return malformed("ES256 signature is %d bytes, want 64", len(t.signature))
+			return "", malformed("ES256 signature is %d bytes, want 64", len(t.signature))
 		}
 		r := new(big.Int).SetBytes(t.signature[:32])
 		s := new(big.Int).SetBytes(t.signature[32:])
 		digest := sha256.Sum256([]byte(t.signingInput))
 		for _, k := range keys {
 			if ecdsa.Verify(k.ec, digest[:], r, s) {
-				return nil
+				return k.id, nil
 			}
 		}
-		return malformed("ES256 signature does not match %s", keysDesc(len(keys), t.header.Kid))
+		return "", malformed("ES256 signature does not match %s", keysDesc(len(keys), t.header.Kid))
 	case "none", "":
-		return malformed("unsigned token (alg %q)", t.header.Alg)
+		return "", malformed("unsigned token (alg %q)", t.header.Alg)
 	default:
-		return malformed("alg %q is not accepted (HS256, RS256, ES256 only)", t.header.Alg)
+		return "", malformed("alg %q is not accepted (HS256, RS256, ES256 only)", t.header.Alg)
 	}
 }
 

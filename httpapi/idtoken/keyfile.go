@@ -25,6 +25,9 @@ type keyFile struct {
 	// looks like a change next time.
 	stat os.FileInfo
 	keys []*publicKey // from the last successful read
+	// missing is set while the file cannot even be looked at (stat
+	// fails), so that its absence is reported once, not every second.
+	missing bool
 }
 
 // changed reports whether the file may differ from the last read. A
@@ -41,9 +44,16 @@ func (f *keyFile) changed(fi os.FileInfo) bool {
 func (f *keyFile) load() error {
 	fi, err := os.Stat(f.path)
 	if err != nil {
+		f.missing = true
 		return fmt.Errorf("key file %s: %w", f.path, err)
 	}
+	f.missing = false
 	return f.loadWith(fi)
+}
+
+// kept adds to a failed re-read's error what stays trusted meanwhile.
+func (f *keyFile) kept(err error) error {
+	return fmt.Errorf("%w; the %d key(s) last loaded from it stay trusted", err, len(f.keys))
 }
 
 func (f *keyFile) loadWith(fi os.FileInfo) error {
@@ -67,9 +77,8 @@ func (f *keyFile) loadWith(fi os.FileInfo) error {
 
 // maybeReload re-reads changed key files at most once per recheckEvery.
 // Only one caller does the work; the others carry on with the current keys
-// rather than wait. Errors are dropped here (Reload reports them), because
-// a request must not fail for the operator's mistake while good keys are
-// still loaded.
+// rather than wait. A request never fails for the operator's mistake while
+// good keys are still loaded: what went wrong goes to the listeners.
 func (v *Verifier) maybeReload(now time.Time) {
 	if len(v.files) == 0 {
 		return
@@ -87,43 +96,62 @@ func (v *Verifier) maybeReload(now time.Time) {
 	if !v.reloadMu.TryLock() {
 		return // a Reload is already under way
 	}
-	defer v.reloadMu.Unlock()
+	var failures []error
 	dirty := false
 	for _, f := range v.files {
 		fi, err := os.Stat(f.path)
-		if err != nil || !f.changed(fi) {
+		if err != nil {
+			if !f.missing {
+				f.missing = true
+				failures = append(failures, f.kept(fmt.Errorf("key file %s: %w", f.path, err)))
+			}
 			continue
 		}
-		if f.loadWith(fi) == nil {
-			dirty = true
+		f.missing = false
+		if !f.changed(fi) {
+			continue
 		}
+		if err := f.loadWith(fi); err != nil {
+			failures = append(failures, f.kept(err))
+			continue
+		}
+		dirty = true
 	}
-	if dirty {
-		v.publishKeys()
-	}
+	changed := dirty && v.publishKeys()
+	v.reloadMu.Unlock()
+	v.listeners.notify(changed, failures)
+}
+
+// Check looks at the key files as Verify does, at most once per second,
+// and re-reads those that changed. A server calls it periodically so that
+// a key removed from a file stops being trusted, and the listeners hear
+// of it, even while no token arrives to trigger the look.
+func (v *Verifier) Check() {
+	v.maybeReload(v.now())
 }
 
 // Reload re-reads every key file now, whether or not it changed, and
-// returns what went wrong, for callers to log (Verify's own periodic
-// reloads stay silent). Files that fail keep their previous keys.
+// returns what went wrong; the listeners hear of it too. Files that fail
+// keep their previous keys.
 func (v *Verifier) Reload() error {
 	v.reloadMu.Lock()
-	defer v.reloadMu.Unlock()
 	var errs []error
 	for _, f := range v.files {
 		if err := f.load(); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, f.kept(err))
 		}
 	}
-	v.publishKeys()
+	changed := v.publishKeys()
+	v.reloadMu.Unlock()
+	v.listeners.notify(changed, errs)
 	return errors.Join(errs...)
 }
 
-// publishKeys installs the files' current keys. Only a real change of keys
-// clears the cache: tokens verified with a key that is gone must stop
-// working, but touching a file should not cost every user a re-verify.
-// Callers hold reloadMu.
-func (v *Verifier) publishKeys() {
+// publishKeys installs the files' current keys and reports whether they
+// changed. Only a real change of keys clears the cache: tokens verified
+// with a key that is gone must stop working, but touching a file should
+// not cost every user a re-verify. Callers hold reloadMu.
+func (v *Verifier) publishKeys() bool {
 	old := v.keys.Load()
 	lists := make([][]*publicKey, len(v.files))
 	for i, f := range v.files {
@@ -131,10 +159,11 @@ func (v *Verifier) publishKeys() {
 	}
 	ks := newKeySet(lists, old.gen+1)
 	if ks.fingerprint == old.fingerprint {
-		return
+		return false
 	}
 	v.keys.Store(ks)
 	v.cache.reset(ks.gen)
+	return true
 }
 
 // readLimited reads at most maxKeyFileSize bytes; the limit applies to

@@ -27,12 +27,17 @@ type publicKey struct {
 	kid string // "" when the source gives no id (PEM, JWKS without kid)
 	rsa *rsa.PublicKey
 	ec  *ecdsa.PublicKey
+	// id is the key's identity (identity), the same for the same key
+	// whichever file or reload it comes from.
+	id string
 }
 
 // keySet is an immutable snapshot of every key from every key file; it is
 // replaced as a whole on reload so Verify never sees a half-updated set.
 type keySet struct {
 	keys []*publicKey
+	// ids holds the identity of every key, for Verifier.Trusts.
+	ids map[string]struct{}
 	// fingerprint identifies the set's contents, so that rewriting a file
 	// with the same keys does not throw away the cache.
 	fingerprint [32]byte
@@ -43,35 +48,37 @@ type keySet struct {
 
 // newKeySet combines the keys of several files.
 func newKeySet(files [][]*publicKey, gen uint64) *keySet {
-	ks := &keySet{gen: gen}
-	var ids [][]byte
+	ks := &keySet{gen: gen, ids: make(map[string]struct{})}
+	var ids []string
 	for _, f := range files {
 		for _, k := range f {
 			ks.keys = append(ks.keys, k)
-			ids = append(ids, k.identity())
+			ks.ids[k.id] = struct{}{}
+			ids = append(ids, k.id)
 		}
 	}
 	// Order-independent so that reordering a JWKS is not a change.
-	slices.SortFunc(ids, bytes.Compare)
+	slices.Sort(ids)
 	h := sha256.New()
 	for _, id := range ids {
-		h.Write(id)
+		h.Write([]byte(id))
 		h.Write([]byte{0})
 	}
 	h.Sum(ks.fingerprint[:0])
 	return ks
 }
 
-// identity is a canonical encoding of the key and its id.
-func (k *publicKey) identity() []byte {
-	var der []byte
-	if k.rsa != nil {
-		der, _ = x509.MarshalPKIXPublicKey(k.rsa)
-	} else {
-		der, _ = x509.MarshalPKIXPublicKey(k.ec)
-	}
+// has reports whether the key with identity id is in the set.
+func (ks *keySet) has(id string) bool {
+	_, ok := ks.ids[id]
+	return ok
+}
+
+// identity is a canonical encoding of a key and its id.
+func identity(kid string, pub any) string {
+	der, _ := x509.MarshalPKIXPublicKey(pub)
 	sum := sha256.Sum256(der)
-	return append([]byte(k.kid+"\x00"), sum[:]...)
+	return kid + "\x00" + string(sum[:])
 }
 
 // candidates lists the keys that may have signed a token with the given
@@ -121,6 +128,12 @@ func parsePEM(data []byte) ([]*publicKey, error) {
 		var block *pem.Block
 		block, data = pem.Decode(data)
 		if block == nil {
+			// pem.Decode skips what is not a whole block, so a file cut
+			// short would lose its last keys without a word: a cron job
+			// caught mid-write must not be taken for a rotation.
+			if bytes.Contains(data, []byte("-----BEGIN")) {
+				return nil, fmt.Errorf("PEM block %d is incomplete (a truncated file?)", n)
+			}
 			break
 		}
 		var pub any
@@ -219,13 +232,18 @@ type jwk struct {
 // must not become HMAC secrets) are skipped rather than refused, because
 // operators often save a provider's published JWKS unchanged and it may
 // list such keys next to the usable ones. A usable-looking key with bad
-// material is an error.
+// material is an error, and so is a list with no usable key; an empty
+// list is the one way to say "trust no key from this file", since an
+// empty or broken file keeps the keys last loaded from it.
 func parseJWKS(raw json.RawMessage) ([]*publicKey, error) {
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, errors.New(`JWKS: "keys" is not an array`)
 	}
-	var keys []*publicKey
+	if list == nil {
+		return nil, errors.New(`JWKS: "keys" is not an array`)
+	}
+	keys := []*publicKey{} // not nil: an empty list is a valid file
 	for i, item := range list {
 		var j jwk
 		if err := json.Unmarshal(item, &j); err != nil {
@@ -255,7 +273,7 @@ func parseJWKS(raw json.RawMessage) ([]*publicKey, error) {
 		}
 		keys = append(keys, k)
 	}
-	if len(keys) == 0 {
+	if len(keys) == 0 && len(list) > 0 {
 		return nil, errors.New("JWKS: no RS256 or ES256 signing keys")
 	}
 	return keys, nil
@@ -304,12 +322,12 @@ func usableKey(pub any, kid string) (*publicKey, error) {
 		if p.E < 3 || p.E%2 == 0 {
 			return nil, fmt.Errorf("RSA key with invalid exponent %d", p.E)
 		}
-		return &publicKey{kid: kid, rsa: p}, nil
+		return &publicKey{kid: kid, rsa: p, id: identity(kid, p)}, nil
 	case *ecdsa.PublicKey:
 		if p.Curve != elliptic.P256() {
 			return nil, fmt.Errorf("ECDSA key on %s; only P-256 (ES256) is supported", p.Curve.Params().Name)
 		}
-		return &publicKey{kid: kid, ec: p}, nil
+		return &publicKey{kid: kid, ec: p, id: identity(kid, p)}, nil
 	default:
 		return nil, fmt.Errorf("unsupported key type %T; only RSA and ECDSA P-256 are supported", pub)
 	}

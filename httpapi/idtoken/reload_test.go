@@ -18,7 +18,7 @@ func TestKeyFileRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := newVerifier(t, Config{KeyFiles: []string{path}, Now: clk.Now})
-	claims := map[string]any{"sub": "u"} // no exp: clock moves freely
+	claims := claimsAt("u", t0) // valid for the hour the clock moves in
 	oldTok, newTok := rs("", claims, r[0]), rs("", claims, r[1])
 	if _, err := v.Verify(oldTok); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestKeyFileRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(2 * time.Second)
-	if _, err := v.Verify(rs("", map[string]any{"sub": "other"}, r[1])); err != nil {
+	if _, err := v.Verify(rs("", claimsAt("other", t0), r[1])); err != nil {
 		t.Fatalf("after a bad rewrite: %v", err)
 	}
 	if err := v.Reload(); err == nil || !strings.Contains(err.Error(), path) {
@@ -87,7 +87,7 @@ func TestKeyFileRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(2 * time.Second)
-	if _, err := v.Verify(rs("", map[string]any{"sub": "third"}, r[1])); err != nil {
+	if _, err := v.Verify(rs("", claimsAt("third", t0), r[1])); err != nil {
 		t.Fatalf("after removal: %v", err)
 	}
 	if err := v.Reload(); err == nil {
@@ -122,9 +122,9 @@ func TestReloadRace(t *testing.T) {
 	path := writeFile(t, dir, "keys.pem", append(pkixPEM(&r[0].PublicKey), pkixPEM(&r[1].PublicKey)...))
 	v := newVerifier(t, Config{KeyFiles: []string{path}, Now: clk.Now, HS256Secrets: [][]byte{testSecret}, CacheSize: 8})
 	toks := []string{
-		rs("", map[string]any{"sub": "a"}, r[0]),
-		rs("", map[string]any{"sub": "b"}, r[0]),
-		hs(map[string]any{"sub": "c"}),
+		rs("", claimsAt("a", t0), r[0]),
+		rs("", claimsAt("b", t0), r[0]),
+		hs(claimsAt("c", t0)),
 	}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})

@@ -12,8 +12,9 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	defaultLeeway    = time.Minute
-	defaultCacheSize = 10000
+	defaultLeeway      = time.Minute
+	defaultCacheSize   = 10000
+	defaultMaxLifetime = time.Hour // what Firebase Authentication issues
 )
 
 // Config says which tokens to trust. The zero Config is valid and trusts
@@ -43,6 +44,12 @@ type Config struct {
 	// minute. It must not be negative.
 	Leeway time.Duration
 
+	// MaxLifetime is the longest exp - iat accepted; 0 means one hour,
+	// the lifetime of a Firebase ID token. A stolen token is worth only
+	// as long as it lives, so an issuer of longer-lived tokens must be
+	// allowed explicitly. It must not be negative.
+	MaxLifetime time.Duration
+
 	// Now returns the current time; nil means time.Now. Tests use it to
 	// move the clock.
 	Now func() time.Time
@@ -55,17 +62,19 @@ type Config struct {
 // Verifier verifies tokens against a Config. It is safe for concurrent
 // use.
 //
-// Key files are read by New; afterwards Verify re-checks them at most once
-// per second (by modification time, size and file identity) and re-reads
-// those that changed. A file that has become unreadable or invalid keeps
-// its previous keys and Verify stays silent about it; Reload reports such
-// errors.
+// Key files are read by New; afterwards Verify and Check re-check them at
+// most once per second (by modification time, size and file identity) and
+// re-read those that changed. A file that has become unreadable, empty,
+// truncated or invalid keeps the keys last loaded from it (a half-written
+// file must not lock every user out), and every Listener hears of it
+// (Subscribe); Reload also returns such errors.
 type Verifier struct {
-	secrets   [][]byte
-	audiences []string
-	issuers   []string
-	leeway    time.Duration
-	now       func() time.Time
+	secrets     [][]byte
+	audiences   []string
+	issuers     []string
+	leeway      time.Duration
+	maxLifetime time.Duration
+	now         func() time.Time
 
 	files     []*keyFile
 	reloadMu  sync.Mutex   // serializes reads of files
@@ -73,6 +82,8 @@ type Verifier struct {
 	keys      atomic.Pointer[keySet]
 
 	cache *cache
+
+	listeners listeners
 
 	// sigChecks counts signature verifications, so tests can tell a
 	// cache hit from a re-verification without timing.
@@ -90,12 +101,17 @@ type Identity struct {
 	// "token" added. "token" holds every claim of the JWT.
 	Auth map[string]any
 
-	// Expires is the token's exp, or the zero time if it has none.
+	// Expires is the token's exp (every accepted token has one).
 	Expires time.Time
 
 	// AuthJSON is Auth encoded as JSON, made once per verified token:
 	// a write carries it in its log entry.
 	AuthJSON []byte
+
+	// signer names the key that verified the token (hs256Signer, or a
+	// publicKey's identity) for Trusts; "" for an Identity not made by
+	// Verify.
+	signer string
 }
 
 // New checks cfg and loads its key files, failing if any file cannot be
@@ -103,10 +119,11 @@ type Identity struct {
 // mistake worth stopping for.
 func New(cfg Config) (*Verifier, error) {
 	v := &Verifier{
-		audiences: slices.Clone(cfg.Audiences),
-		issuers:   slices.Clone(cfg.Issuers),
-		leeway:    cfg.Leeway,
-		now:       cfg.Now,
+		audiences:   slices.Clone(cfg.Audiences),
+		issuers:     slices.Clone(cfg.Issuers),
+		leeway:      cfg.Leeway,
+		maxLifetime: cfg.MaxLifetime,
+		now:         cfg.Now,
 	}
 	for i, s := range cfg.HS256Secrets {
 		if len(s) == 0 {
@@ -120,6 +137,12 @@ func New(cfg Config) (*Verifier, error) {
 		return nil, fmt.Errorf("idtoken: negative leeway %v", v.leeway)
 	case v.leeway == 0:
 		v.leeway = defaultLeeway
+	}
+	switch {
+	case v.maxLifetime < 0:
+		return nil, fmt.Errorf("idtoken: negative maximum token lifetime %v", v.maxLifetime)
+	case v.maxLifetime == 0:
+		v.maxLifetime = defaultMaxLifetime
 	}
 	if v.now == nil {
 		v.now = time.Now
@@ -179,7 +202,8 @@ func (v *Verifier) VerifyToken(tok Token) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := v.checkSignature(t, ks); err != nil {
+	signer, err := v.checkSignature(t, ks)
+	if err != nil {
 		return nil, err
 	}
 	claims, err := decodeClaims(t.payload)
@@ -204,12 +228,8 @@ func (v *Verifier) VerifyToken(tok Token) (*Identity, error) {
 	if err != nil {
 		return nil, malformed("claims cannot be encoded: %v", err)
 	}
-	id := &Identity{Auth: auth, Expires: expires, AuthJSON: authJSON}
-	var deadline time.Time
-	if !expires.IsZero() {
-		deadline = expires.Add(v.leeway)
-	}
-	v.cache.add(key, id, deadline, ks.gen)
+	id := &Identity{Auth: auth, Expires: expires, AuthJSON: authJSON, signer: signer}
+	v.cache.add(key, id, expires.Add(v.leeway), ks.gen)
 	cp := *id
 	return &cp, nil
 }
@@ -229,4 +249,20 @@ func (v *Verifier) Cached(tok Token) (id *Identity, ok bool) {
 	}
 	cp := *cached
 	return &cp, true
+}
+
+// Trusts reports whether the key that verified id is still trusted: false
+// once that key has left the key files (HS256 secrets never change while
+// the process runs), and for an Identity that Verify did not make. A
+// holder of an identity verified once, such as an open stream, asks it
+// when a Listener hears that the keys changed, since a key withdrawn from
+// the files must stop working everywhere.
+func (v *Verifier) Trusts(id *Identity) bool {
+	switch {
+	case id == nil || id.signer == "":
+		return false
+	case id.signer == hs256Signer:
+		return len(v.secrets) > 0
+	}
+	return v.keys.Load().has(id.signer)
 }

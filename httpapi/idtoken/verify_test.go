@@ -207,24 +207,44 @@ func TestKid(t *testing.T) {
 func TestTimes(t *testing.T) {
 	v := allAlgs(t, nil) // leeway defaults to one minute
 	sec := func(d time.Duration) float64 { return float64(t0.Add(d).UnixNano()) / 1e9 }
+	// times are the claims of a token valid from t0 - 10 min for an hour,
+	// with the given claims set (nil: removed).
+	times := func(set map[string]any) map[string]any {
+		c := map[string]any{"sub": "u", "iat": sec(-10 * time.Minute), "exp": sec(50 * time.Minute)}
+		for k, v := range set {
+			if v == nil {
+				delete(c, k)
+			} else {
+				c[k] = v
+			}
+		}
+		return c
+	}
 	cases := []struct {
 		name   string
 		claims map[string]any
 		want   error
 	}{
-		{"no times", map[string]any{"sub": "u"}, nil},
-		{"exp within leeway", map[string]any{"sub": "u", "exp": sec(-59 * time.Second)}, nil},
-		{"exp beyond leeway", map[string]any{"sub": "u", "exp": sec(-61 * time.Second)}, ErrExpired},
-		{"exp long ago", map[string]any{"sub": "u", "exp": 1}, ErrExpired},
-		{"exp fractional", map[string]any{"sub": "u", "exp": sec(-60500 * time.Millisecond)}, ErrExpired},
-		{"exp huge", map[string]any{"sub": "u", "exp": 1e300}, nil},
-		{"exp not a number", map[string]any{"sub": "u", "exp": "9999999999"}, ErrMalformed},
-		{"nbf within leeway", map[string]any{"sub": "u", "nbf": sec(59 * time.Second)}, nil},
-		{"nbf future", map[string]any{"sub": "u", "nbf": sec(61 * time.Second)}, ErrMalformed},
-		{"iat within leeway", map[string]any{"sub": "u", "iat": sec(59 * time.Second)}, nil},
-		{"iat future", map[string]any{"sub": "u", "iat": sec(2 * time.Hour)}, ErrMalformed},
-		{"iat past", map[string]any{"sub": "u", "iat": 1}, nil},
-		{"iat not a number", map[string]any{"sub": "u", "iat": true}, ErrMalformed},
+		{"ordinary", times(nil), nil},
+		{"no exp", times(map[string]any{"exp": nil}), ErrMalformed},
+		{"no iat", times(map[string]any{"iat": nil}), ErrMalformed},
+		{"neither", map[string]any{"sub": "u"}, ErrMalformed},
+		{"exp within leeway", times(map[string]any{"exp": sec(-59 * time.Second)}), nil},
+		{"exp beyond leeway", times(map[string]any{"exp": sec(-61 * time.Second)}), ErrExpired},
+		{"exp long ago", times(map[string]any{"exp": 1, "iat": 0}), ErrExpired},
+		{"exp fractional", times(map[string]any{"exp": sec(-60500 * time.Millisecond)}), ErrExpired},
+		{"exp huge", times(map[string]any{"exp": 1e300}), ErrMalformed},
+		{"exp not a number", times(map[string]any{"exp": "9999999999"}), ErrMalformed},
+		{"nbf within leeway", times(map[string]any{"nbf": sec(59 * time.Second)}), nil},
+		{"nbf future", times(map[string]any{"nbf": sec(61 * time.Second)}), ErrMalformed},
+		{"iat within leeway", times(map[string]any{"iat": sec(59 * time.Second)}), nil},
+		{"iat beyond leeway", times(map[string]any{"iat": sec(61 * time.Second)}), ErrMalformed},
+		{"iat future", times(map[string]any{"iat": sec(2 * time.Hour), "exp": sec(3 * time.Hour)}), ErrMalformed},
+		{"iat not a number", times(map[string]any{"iat": true}), ErrMalformed},
+		{"lifetime one hour", times(map[string]any{"iat": sec(-time.Hour), "exp": sec(0)}), nil},
+		{"lifetime a second over", times(map[string]any{"iat": sec(-time.Hour - time.Second), "exp": sec(0)}), ErrMalformed},
+		{"lifetime a day", times(map[string]any{"iat": sec(-time.Hour), "exp": sec(23 * time.Hour)}), ErrMalformed},
+		{"exp before iat", times(map[string]any{"iat": sec(-time.Minute), "exp": sec(-2 * time.Hour)}), ErrExpired},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -233,8 +253,8 @@ func TestTimes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, has := c.claims["exp"]; !has && !id.Expires.IsZero() {
-					t.Errorf("Expires = %v for a token without exp", id.Expires)
+				if exp := c.claims["exp"].(float64); !id.Expires.Equal(unixTime(exp)) {
+					t.Errorf("Expires = %v, want %v", id.Expires, unixTime(exp))
 				}
 				return
 			}
@@ -243,7 +263,7 @@ func TestTimes(t *testing.T) {
 	}
 
 	// A fractional exp is kept to the nanosecond (within float precision).
-	id, err := v.Verify(hs(map[string]any{"sub": "u", "exp": 1700000100.25}))
+	id, err := v.Verify(hs(map[string]any{"sub": "u", "iat": t0.Unix(), "exp": 1700000100.25}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,8 +273,18 @@ func TestTimes(t *testing.T) {
 
 	// A configured leeway replaces the minute.
 	strict := allAlgs(t, func(c *Config) { c.Leeway = time.Second })
-	_, err = strict.Verify(hs(map[string]any{"sub": "u", "exp": sec(-2 * time.Second)}))
+	_, err = strict.Verify(hs(times(map[string]any{"exp": sec(-2 * time.Second)})))
 	wantErr(t, err, ErrExpired)
+	_, err = strict.Verify(hs(times(map[string]any{"iat": sec(2 * time.Second)})))
+	wantErr(t, err, ErrMalformed)
+
+	// A configured lifetime replaces the hour.
+	day := allAlgs(t, func(c *Config) { c.MaxLifetime = 24 * time.Hour })
+	if _, err := day.Verify(hs(times(map[string]any{"iat": sec(-time.Hour), "exp": sec(23 * time.Hour)}))); err != nil {
+		t.Fatalf("a day-long token with a one-day limit: %v", err)
+	}
+	_, err = day.Verify(hs(times(map[string]any{"iat": sec(-time.Hour), "exp": sec(23*time.Hour + time.Second)})))
+	wantErr(t, err, ErrMalformed)
 }
 
 func TestAudienceAndIssuer(t *testing.T) {
@@ -387,7 +417,12 @@ func TestSubject(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id, err := v.Verify(rs("", c.claims, rsaKeys()[0]))
+			claims := claimsAt("", t0)
+			delete(claims, "sub")
+			for k, val := range c.claims {
+				claims[k] = val
+			}
+			id, err := v.Verify(rs("", claims, rsaKeys()[0]))
 			if c.uid == "" {
 				wantErr(t, err, ErrMalformed)
 				return
@@ -405,7 +440,7 @@ func TestSubject(t *testing.T) {
 func TestLegacyToken(t *testing.T) {
 	v := allAlgs(t, nil)
 	claims := map[string]any{
-		"v": 0, "iat": t0.Unix(),
+		"v": 0, "iat": t0.Unix(), "exp": t0.Add(time.Hour).Unix(),
 		"d": map[string]any{"uid": "legacy-1", "team": "blue", "level": 3},
 	}
 	id, err := v.Verify(hs(claims))
@@ -426,7 +461,7 @@ func TestLegacyToken(t *testing.T) {
 	if _, err := json.Marshal(id.Auth); err != nil {
 		t.Fatal(err)
 	}
-	if !id.Expires.IsZero() {
+	if !id.Expires.Equal(t0.Add(time.Hour)) {
 		t.Errorf("Expires = %v", id.Expires)
 	}
 
@@ -439,14 +474,18 @@ func TestLegacyToken(t *testing.T) {
 		"uid is object": map[string]any{"uid": map[string]any{}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := v.Verify(hs(map[string]any{"v": 0, "iat": t0.Unix(), "d": d}))
+			_, err := v.Verify(hs(map[string]any{"v": 0, "iat": t0.Unix(), "exp": t0.Add(time.Hour).Unix(), "d": d}))
 			wantErr(t, err, ErrMalformed)
 		})
 	}
 
 	// A legacy token expires like any other.
-	_, err = v.Verify(hs(map[string]any{"v": 0, "exp": t0.Add(-time.Hour).Unix(), "d": map[string]any{"uid": "x"}}))
+	_, err = v.Verify(hs(map[string]any{"v": 0, "iat": t0.Add(-2 * time.Hour).Unix(), "exp": t0.Add(-time.Hour).Unix(), "d": map[string]any{"uid": "x"}}))
 	wantErr(t, err, ErrExpired)
+	// And, like any other, it needs exp: the generator's tokens without
+	// one would never expire.
+	_, err = v.Verify(hs(map[string]any{"v": 0, "iat": t0.Unix(), "d": map[string]any{"uid": "x"}}))
+	wantErr(t, err, ErrMalformed)
 
 	// Only HS256 tokens are legacy tokens; an RS256 token needs a sub.
 	_, err = v.Verify(rs("", claims, rsaKeys()[0]))

@@ -17,7 +17,10 @@ const ruleSecret = "e2e-hs256-secret-for-id-tokens"
 func idToken(t testing.TB, uid string, ttl time.Duration) string {
 	t.Helper()
 	enc := base64.RawURLEncoding
-	claims, err := json.Marshal(map[string]any{"sub": uid, "iat": time.Now().Unix() - 5, "exp": time.Now().Add(ttl).Unix()})
+	// exp - iat is ttl exactly: the nodes accept at most an hour
+	// (--max-token-lifetime).
+	now := time.Now()
+	claims, err := json.Marshal(map[string]any{"sub": uid, "iat": now.Unix(), "exp": now.Add(ttl).Unix()})
 	if err != nil {
 		t.Fatal(err)
 	}

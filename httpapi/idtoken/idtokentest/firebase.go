@@ -23,7 +23,7 @@ func FirebaseRS256(key *rsa.PrivateKey, project, uid string, now time.Time) (str
 	t := now.Unix()
 	claims, err := json.Marshal(map[string]any{
 		"iss": "https://securetoken.google.com/" + project, "aud": project, "sub": uid, "user_id": uid,
-		"iat": t - 5, "exp": t + 3600, "auth_time": t - 5,
+		"iat": t - 5, "exp": t - 5 + 3600, "auth_time": t - 5,
 		"firebase": map[string]any{"sign_in_provider": "password", "identities": map[string]any{}},
 	})
 	if err != nil {
