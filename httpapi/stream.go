@@ -159,6 +159,8 @@ func (l *streamLoop) open(lastID uint64) error {
 	h.Set("X-Accel-Buffering", "no") // proxies must not hold frames back
 	l.w.WriteHeader(http.StatusOK)
 	l.rc = http.NewResponseController(l.w)
+	rc := l.rc
+	sub.cut.Store(func() { _ = rc.SetWriteDeadline(time.Now()) })
 	switch {
 	case replay:
 		// The events this client missed, then on as usual.
@@ -344,11 +346,14 @@ func (l *streamLoop) send(frames []frame) error {
 }
 
 // end sends whatever was queued before the stream was ended, then the
-// cancel frame if it was cancelled (not on shutdown).
+// cancel frame if it was cancelled (not on shutdown). A stream that fell
+// behind gets the cancel alone: its client must start over anyway.
 func (l *streamLoop) end() {
-	frames, err := l.take()
-	if err != nil || l.send(frames) != nil {
-		return
+	if l.sub.reason != msgTooSlow {
+		frames, err := l.take()
+		if err != nil || l.send(frames) != nil {
+			return
+		}
 	}
 	if l.sub.reason != "" {
 		l.s.metrics.streamsDropped.Inc()

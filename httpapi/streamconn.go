@@ -75,6 +75,7 @@ func (l *streamLoop) detach(c *gin.Context) bool {
 	// own keeps its values and ends when the client goes.
 	l.ctx, l.stop = context.WithCancel(context.WithoutCancel(l.ctx))
 	l.conn, l.w, l.rc = conn, nil, nil
+	l.sub.cut.Store(func() { _ = conn.SetWriteDeadline(time.Now()) })
 	return true
 }
 

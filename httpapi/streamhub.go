@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
@@ -53,6 +54,8 @@ type subscriber struct {
 	done     chan struct{} // closed when the stream must end
 	reason   string        // why it ended, for a cancel frame ("" on shutdown)
 	finished bool
+	// cut (a func()) makes the stream's blocked write fail at once.
+	cut atomic.Value
 }
 
 // push queues f, or cancels the subscriber when it is over budget.
@@ -63,7 +66,7 @@ func (s *subscriber) push(f frame) {
 		return
 	}
 	if s.queued+len(f.data) > s.budget {
-		s.finishLocked("Too slow: the stream fell behind; reconnect to start again")
+		s.tooSlowLocked()
 		return
 	}
 	s.queue = append(s.queue, f)
@@ -88,6 +91,20 @@ func (s *subscriber) finish(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.finishLocked(reason)
+}
+
+// tooSlowLocked ends a stream that fell behind its budget. If its loop
+// is blocked writing to a client that stopped reading, the write is cut
+// short (on a goroutine of its own: publish must never wait on a
+// connection), which frees what the stream holds at once.
+func (s *subscriber) tooSlowLocked() {
+	if s.finished {
+		return
+	}
+	s.finishLocked(msgTooSlow)
+	if cut, _ := s.cut.Load().(func()); cut != nil {
+		go cut()
+	}
 }
 
 func (s *subscriber) finishLocked(reason string) {

@@ -1,13 +1,17 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,4 +166,43 @@ func metricValue(t *testing.T, c prometheus.Metric) float64 {
 		return m.Gauge.GetValue()
 	}
 	return m.Counter.GetValue()
+}
+
+// TestNonReadingStreamIsCutOff: a client that stops reading is cut off
+// once its queue passes its budget, while it still is not reading: its
+// stream, connection and queue are freed then, not when it leaves.
+func TestNonReadingStreamIsCutOff(t *testing.T) {
+	h := newHarness(t, nil, func(c *Config) { c.StreamBufferBytes = 64 << 10 })
+	// A small receive window, set before connecting, fills soon.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(h.ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /s.json HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer %s\r\n\r\n", adminSecret)
+	br := bufio.NewReader(conn)
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, " 200 ") {
+		t.Fatalf("status line %q %v", line, err)
+	}
+	// Now it reads nothing more, while the stream's location changes.
+	value := `"` + strings.Repeat("v", 32<<10) + `"`
+	// Well within answerGrace, the deadline that would end it otherwise.
+	deadline := time.Now().Add(answerGrace / 2)
+	for i := 0; metricValue(t, h.s.metrics.streamsOpen) != 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("a client that stopped reading still holds its stream after %d writes", i)
+		}
+
+		if i < 2000 {
+			h.do(req{method: "PUT", path: fmt.Sprintf("/s/%d.json", i%50), body: str(value)})
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("reading what was sent: %v", err)
+	}
 }

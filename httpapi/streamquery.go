@@ -173,7 +173,9 @@ func (qs *queryStream) push(c queryCapture, cost int64) {
 	}
 	qs.mu.Unlock()
 	if over {
-		qs.sub.finish(msgTooSlow)
+		qs.sub.mu.Lock()
+		qs.sub.tooSlowLocked()
+		qs.sub.mu.Unlock()
 		return
 	}
 	select {
