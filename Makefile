@@ -17,7 +17,9 @@ VERSION   ?= $(patsubst v%,%,$(shell git describe --tags --match 'v[0-9]*' --abb
 IMAGE_TAG ?= $(subst +,_,$(VERSION))
 COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # Static (no cgo), reproducible paths, version and commit stamped in.
-GOBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)'
+# nomsgpack leaves gin's MessagePack binding (and its codec module) out:
+# arbor never binds MessagePack.
+GOBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -tags nomsgpack -ldflags '-s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)'
 FUZZTIME  ?= 30s
 FUZZ_TREE := FuzzParseBody FuzzParseUpdate
 FUZZ_FSM  := FuzzApply FuzzParsedBody FuzzUpdateMatchesInOrder
@@ -25,7 +27,7 @@ FUZZ_HTTP := FuzzParsePath FuzzDataRequest FuzzParseQuery FuzzParseQueryString
 DATA_DIR  ?= ./arbor-data
 
 .DEFAULT_GOAL := help
-.PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image version image-tag clean
+.PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image release version image-tag clean
 
 ## help: list the targets
 help:
@@ -96,6 +98,23 @@ image:
 	GOOS=linux $(GOBUILD) -o bin/image/arbor ./cmd/arbor
 	docker build -f deploy/Dockerfile -t arbor:$(IMAGE_TAG) .
 	@echo "image: arbor:$(IMAGE_TAG)"
+
+# make release: what a release publishes, for hosts without Go: static
+# binaries for linux/amd64 and linux/arm64, the image of make image (for
+# this host's architecture) as a `docker load` tarball, and SHA256SUMS.
+RELEASE_DIR  := bin/release
+RELEASE_ARCH := $(shell $(GO) env GOARCH)
+
+## release: static linux/amd64 and linux/arm64 binaries, the container image as a docker save tarball (this host's architecture) and SHA256SUMS in bin/release
+release:
+	rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)
+	for arch in amd64 arm64; do \
+		GOOS=linux GOARCH=$$arch $(GOBUILD) -o $(RELEASE_DIR)/arbor-$(VERSION)-linux-$$arch ./cmd/arbor || exit 1; \
+	done
+	$(MAKE) --no-print-directory image VERSION=$(VERSION)
+	docker save arbor:$(IMAGE_TAG) | gzip -n > $(RELEASE_DIR)/arbor-image-$(IMAGE_TAG)-linux-$(RELEASE_ARCH).tar.gz
+	cd $(RELEASE_DIR) && sha256sum arbor-* > SHA256SUMS
+	@cat $(RELEASE_DIR)/SHA256SUMS
 
 ## version: print the version make build and make image stamp (from git describe)
 version:

@@ -30,7 +30,7 @@ func raftError(op string, err error, idempotent bool) error {
 		if idempotent {
 			return errRetry
 		}
-		return fmt.Errorf("%s: leadership lost before the entry committed, outcome unknown: %w", op, fsm.ErrNoLeader)
+		return fmt.Errorf("%s: leadership lost before the entry committed: %w; %w", op, fsm.ErrNoLeader, fsm.ErrOutcomeUnknown)
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return fmt.Errorf("%s: %w", op, fsm.ErrShuttingDown)
 	case errors.Is(err, raft.ErrEnqueueTimeout):
@@ -49,6 +49,11 @@ func deadlineError(op, what string, sentinel, ctxErr error) error {
 		ctxErr = context.DeadlineExceeded
 	}
 	return fmt.Errorf("%s: %s: %w (%w)", op, what, sentinel, ctxErr)
+}
+
+// outcomeUnknown is deadlineError for a write that may have been applied.
+func outcomeUnknown(op, what string, sentinel, ctxErr error) error {
+	return fmt.Errorf("%w; %w", deadlineError(op, what, sentinel, ctxErr), fsm.ErrOutcomeUnknown)
 }
 
 // shuttingDown is the error of any call made while the node stops.

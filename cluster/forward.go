@@ -106,10 +106,10 @@ func (n *Node) roundTrip(ctx context.Context, t target, op rpcOp, payload []byte
 		return nil, errRetry
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, deadlineError(what, fmt.Sprintf("no answer from leader %s in time, outcome unknown", t.id), fsm.ErrTimeout, ctxErr)
+		return nil, outcomeUnknown(what, fmt.Sprintf("no answer from leader %s in time", t.id), fsm.ErrTimeout, ctxErr)
 	}
 	// Sent, then the connection broke: the leader may have applied it.
-	return nil, fmt.Errorf("%s: connection to leader %s lost, outcome unknown: %w (%w)", what, t.id, fsm.ErrNoLeader, err)
+	return nil, fmt.Errorf("%s: connection to leader %s lost: %w (%w); %w", what, t.id, fsm.ErrNoLeader, err, fsm.ErrOutcomeUnknown)
 }
 
 // forwardError names the leader in an error it sent, keeping retry and

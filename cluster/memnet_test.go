@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,9 @@ type memNetwork struct {
 	eps map[raft.ServerAddress]*memEndpoint
 	// cut holds the severed links, both directions of each.
 	cut map[[2]raft.ServerAddress]bool
+	// loseReplies makes every RPC reach its peer, which acts on it, and
+	// then fail as a connection that broke before the reply came.
+	loseReplies atomic.Bool
 }
 
 func newMemNetwork() *memNetwork {
@@ -140,6 +144,9 @@ func (e *memEndpoint) RoundTrip(ctx context.Context, addr raft.ServerAddress, op
 		return encodeError(fmt.Errorf("node starting: %w", errRetry)), nil
 	}
 	reply := (*h)(ctx, op, append([]byte(nil), payload...))
+	if e.net.loseReplies.Load() {
+		return nil, fmt.Errorf("memnet: connection to %s lost while reading the reply: %w", addr, io.ErrUnexpectedEOF)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memnet: no reply from %s: %w", addr, err)
 	}

@@ -23,8 +23,10 @@ import (
 // *fsm.PreconditionError with the 412 rendered. A kind some member cannot
 // apply yet is refused with fsm.ErrNotReady (CanPropose). Raft trouble is
 // mapped to fsm.ErrNoLeader (no leader within the write timeout, or
-// leadership lost mid-commit: outcome unknown), fsm.ErrTimeout (not
-// committed in time: outcome unknown) or fsm.ErrShuttingDown.
+// leadership lost mid-commit), fsm.ErrTimeout (not committed in time) or
+// fsm.ErrShuttingDown; when the write may have been applied (leadership
+// lost mid-commit, not committed in time, the leader's connection lost
+// after the write was sent), fsm.ErrOutcomeUnknown is wrapped as well.
 func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error) {
 	if n.closing.Load() {
 		return fsm.Answer{}, shuttingDown("propose")
@@ -229,7 +231,7 @@ func (n *Node) applyEntry(ctx context.Context, data []byte) (fsm.Result, error) 
 	f := n.raft.Apply(data, enqueue)
 	if err := waitFuture(ctx, f); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			return fsm.Result{}, deadlineError("propose", "entry not committed in time, outcome unknown", fsm.ErrTimeout, ctxErr)
+			return fsm.Result{}, outcomeUnknown("propose", "entry not committed in time", fsm.ErrTimeout, ctxErr)
 		}
 		mapped := raftError("propose", err, false)
 		if !errors.Is(mapped, errRetry) && !errors.Is(mapped, fsm.ErrShuttingDown) {

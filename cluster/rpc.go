@@ -15,7 +15,10 @@ const (
 	// replyOK is followed by the op's answer (a Result, an index, nothing).
 	replyOK byte = 0
 	// replyError is followed by fsm.Code(err) and the error's message, so
-	// the caller rebuilds an error that matches the same sentinel.
+	// the caller rebuilds an error that matches the same sentinel, then
+	// by replyOutcomeUnknown when the error is fsm.ErrOutcomeUnknown too.
+	// Releases before that mark ignore the byte, and a reply without it
+	// reads as before: it needs no format of its own.
 	replyError byte = 1
 	// replyPrecondition is a failed if-match, followed by the current
 	// value: the follower's 412 shows it exactly as the leader saw it.
@@ -27,6 +30,17 @@ const (
 	// followed by the 412's ETag and body as the leader rendered them.
 	replyPreconditionRendered byte = 4
 )
+
+// replyOutcomeUnknown is the mark after a replyError's message saying the
+// write may have been applied (fsm.ErrOutcomeUnknown).
+const replyOutcomeUnknown byte = 1
+
+// markedUnknown is a peer's error marked replyOutcomeUnknown: its message
+// as sent (which says so already), matching fsm.ErrOutcomeUnknown too.
+type markedUnknown struct{ err error }
+
+func (e markedUnknown) Error() string   { return e.err.Error() }
+func (e markedUnknown) Unwrap() []error { return []error{e.err, fsm.ErrOutcomeUnknown} }
 
 // Answer option bits of opProposeAnswer's first payload byte, and of
 // opProposeAnswer2's, which may also carry answerSilent.
@@ -122,8 +136,11 @@ func encodeError(err error) []byte {
 		if errors.As(err, &pub) {
 			msg = pub.Message
 		}
-		b := []byte{replyError, fsm.Code(err)}
-		return appendString(b, msg)
+		b := appendString([]byte{replyError, fsm.Code(err)}, msg)
+		if errors.Is(err, fsm.ErrOutcomeUnknown) {
+			b = append(b, replyOutcomeUnknown)
+		}
+		return b
 	}
 }
 
@@ -167,6 +184,9 @@ func decodeReply(b []byte) (*replyReader, error) {
 		msg := r.string()
 		if r.err != nil {
 			return nil, r.err
+		}
+		if len(r.b) > 0 && r.byte() == replyOutcomeUnknown {
+			return nil, markedUnknown{fsm.FromCode(code, msg)}
 		}
 		return nil, fsm.FromCode(code, msg)
 	case replyPrecondition:

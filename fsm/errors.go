@@ -22,8 +22,15 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrNoLeader means no Raft leader could be reached in time.
 	ErrNoLeader = errors.New("no leader")
-	// ErrTimeout means the operation did not finish in time; a write's outcome is unknown.
+	// ErrTimeout means the operation did not finish in time.
 	ErrTimeout = errors.New("timeout")
+	// ErrOutcomeUnknown marks a write that may have been applied: it was
+	// handed to Raft, or sent to the leader, and no answer says whether it
+	// committed (the leader died or lost its leadership, or the write's
+	// time ran out while it was replicated). It is always wrapped together
+	// with ErrNoLeader or ErrTimeout, which say why, and crosses the wire
+	// between nodes as a mark beside their code (not in codes).
+	ErrOutcomeUnknown = errors.New("the write may have been applied")
 	// ErrShuttingDown means the node is stopping.
 	ErrShuttingDown = errors.New("shutting down")
 	// ErrNotReady means the node is not ready to serve.

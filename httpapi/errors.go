@@ -42,6 +42,8 @@ var errorTable = []errorClass{
 	{fsm.ErrPermissionDenied, http.StatusUnauthorized, tree.MsgPermission},
 	{fsm.ErrUnauthenticated, http.StatusUnauthorized, msgBadToken},
 	// For 503s the message is the reason after "Service unavailable: ".
+	// Before ErrNoLeader and ErrTimeout, which it comes wrapped with.
+	{fsm.ErrOutcomeUnknown, http.StatusServiceUnavailable, msgOutcomeUnknown},
 	{fsm.ErrNoLeader, http.StatusServiceUnavailable, "no leader"},
 	{fsm.ErrTimeout, http.StatusServiceUnavailable, "timeout"},
 	{fsm.ErrShuttingDown, http.StatusServiceUnavailable, "shutting down"},
@@ -52,6 +54,10 @@ var errorTable = []errorClass{
 	// The client went away; nobody reads this answer, but it is no server fault.
 	{context.Canceled, http.StatusServiceUnavailable, "request cancelled"},
 }
+
+// msgOutcomeUnknown is the reason of a 503 for a write that may have been
+// applied (SPEC §9): the client cannot tell from the answer.
+const msgOutcomeUnknown = "the write may have been applied: the leader did not answer whether it committed; read the data before sending it again, or send again only a write that is safe to repeat"
 
 // msgInternal is the only text a client sees of an unexpected error.
 const msgInternal = "Internal error"
@@ -118,7 +124,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	case status == http.StatusInternalServerError:
 		s.log.Error("internal error", "method", c.Request.Method, "path", c.Request.URL.EscapedPath(), "err", err)
 	case status == http.StatusServiceUnavailable:
-		c.Header("Retry-After", strconv.Itoa(1))
+		if !errors.Is(err, fsm.ErrOutcomeUnknown) {
+			// Not for a write that may have been applied: a client
+			// that resends on Retry-After would apply a push twice.
+			c.Header("Retry-After", strconv.Itoa(1))
+		}
 		if !errors.Is(err, context.Canceled) {
 			s.log.Warn("service unavailable", "method", c.Request.Method, "path", c.Request.URL.EscapedPath(), "err", err)
 		}

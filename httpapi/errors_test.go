@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -126,6 +127,10 @@ func TestBackendErrors(t *testing.T) {
 		{"forwarded no leader", fsm.FromCode(fsm.Code(fsm.ErrNoLeader), "raft: no leader"), 503,
 			errBody("Service unavailable: no leader"), true},
 		{"timeout", fsm.ErrTimeout, 503, errBody("Service unavailable: timeout"), true},
+		{"outcome unknown, leader lost", fmt.Errorf("propose: connection to leader lost: %w; %w", fsm.ErrNoLeader, fsm.ErrOutcomeUnknown), 503,
+			errBody("Service unavailable: " + msgOutcomeUnknown), false},
+		{"outcome unknown, time out", fmt.Errorf("%w (%w); %w", fsm.ErrTimeout, context.DeadlineExceeded, fsm.ErrOutcomeUnknown), 503,
+			errBody("Service unavailable: " + msgOutcomeUnknown), false},
 		{"deadline", context.DeadlineExceeded, 503, errBody("Service unavailable: timeout"), true},
 		{"shutting down", fsm.ErrShuttingDown, 503, errBody("Service unavailable: shutting down"), true},
 		{"not ready", fsm.ErrNotReady, 503, errBody("Service unavailable: not ready"), true},

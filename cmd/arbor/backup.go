@@ -135,6 +135,10 @@ func checkOneJSONValue(r io.Reader) error {
 	return nil
 }
 
+// expectContinueAbove is the body size from which a request asks the node
+// whether it wants the body before sending it.
+const expectContinueAbove = 1 << 20
+
 // stream sends a request whose answer the caller reads as it arrives;
 // --timeout bounds the wait for the answer's headers, ctx the whole
 // transfer. An answer other than 2xx becomes an error with the node's
@@ -151,10 +155,16 @@ func (c *adminClient) stream(ctx context.Context, method, path string, body io.R
 	if c.auth != "" {
 		req.Header.Set("Authorization", "Bearer "+c.auth)
 	}
+	if size > expectContinueAbove {
+		// The node refuses a body over its limit from the declared length
+		// alone: asked first, it does so before the body is sent.
+		req.Header.Set("Expect", "100-continue")
+	}
 	hc := &http.Client{Transport: c.http.Transport} // no whole-request timeout: ctx bounds it
 	if t, ok := c.http.Transport.(*http.Transport); ok {
 		t = t.Clone()
 		t.ResponseHeaderTimeout = c.http.Timeout
+		t.ExpectContinueTimeout = 2 * time.Second
 		hc.Transport = t
 	}
 	resp, err := hc.Do(req)
@@ -168,11 +178,26 @@ func (c *adminClient) stream(ctx context.Context, method, path string, body io.R
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(msg, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("%s: %s", resp.Status, e.Error)
+			return nil, &statusError{code: resp.StatusCode, status: resp.Status, msg: e.Error}
 		}
-		return nil, fmt.Errorf("%s: %s", resp.Status, msg)
+		return nil, &statusError{code: resp.StatusCode, status: resp.Status, msg: string(msg)}
 	}
 	return resp, nil
+}
+
+// statusError is a node's answer other than 2xx, with its message.
+type statusError struct {
+	code   int
+	status string
+	msg    string
+}
+
+func (e *statusError) Error() string { return e.status + ": " + e.msg }
+
+// hasStatus reports whether err is a node's answer with status code.
+func hasStatus(err error, code int) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code == code
 }
 
 // byteMeter is an io.Writer that counts bytes and prints the progress at

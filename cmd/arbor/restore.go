@@ -2,48 +2,46 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/arbordb/arbor/cluster"
 )
 
-const (
-	// restoreMaxRequest is the largest write a node accepts
-	// (writeSizeLimit=unlimited, SPEC §3).
-	restoreMaxRequest = 256 << 20
-	// restoreBatch is how much a split restore sends per PATCH: large
-	// enough to be quick, small enough to stay far from the limit.
-	restoreBatch = 32 << 20
-)
+// restoreOneWrite is the largest backup restore tries to send as one
+// write: the most one replicated write may carry. A node may refuse less
+// (its write size limit); restore then writes in pieces.
+const restoreOneWrite = cluster.MaxCommandBytes
 
 // errNotConfirmed says the operator did not confirm a destructive step.
 var errNotConfirmed = errors.New("not confirmed")
 
 // runRestore is `arbor restore --in file.json`: replaces the whole
-// database with a backup (SPEC §10). A backup up to 256 MiB is written in
-// one PUT of the root, one log entry: atomic. A larger one is written as
-// a delete of the root and then PATCHes of its top-level children, which
-// is not atomic; the command says so and asks first.
+// database with a backup (SPEC §10). A backup the node takes in one write
+// is one PUT of the root, one log entry: atomic. Any other is written as
+// a delete of the root, then PATCHes under the node's write limit, split
+// as deep into the tree as needed: not atomic; the command says so first.
 func runRestore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("arbor restore", flag.ContinueOnError)
 	var cf clientFlags
 	cf.bind(fs)
 	in := fs.String("in", "", "the backup `file` to load (required)")
 	yes := fs.Bool("yes", false, "replace the database without asking")
+	atomic := fs.Bool("atomic", false, "fail, changing nothing, unless the node takes the backup in one write")
+	limit := fs.String("write-size-limit", "", "the `limit` each write asks for: tiny, small, medium, large or unlimited (default: the node's --default-write-size-limit); unlimited lets the largest backup go in one atomic write")
+	pieceSize := fs.String("piece-size", "8MiB", "the largest `size` of one write when the backup is written in pieces; smaller when the node refuses one")
 	maxTime := fs.Duration("max-time", time.Hour, "give up when the transfer takes longer than this")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: arbor restore --in file.json [--yes] [--addr host:port] [--ca ca.pem] [--auth secret]\n\nReplaces the WHOLE database with a backup made by arbor backup.\n\nFlags:\n")
+		fmt.Fprint(stderr, "Usage: arbor restore --in file.json [--yes] [--atomic] [--addr host:port] [--ca ca.pem] [--auth secret]\n\nReplaces the WHOLE database with a backup made by arbor backup.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	pos, code, ok := parseToolFlags(fs, args, stderr)
@@ -52,6 +50,11 @@ func runRestore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(pos) > 0 || *in == "" {
 		fmt.Fprintln(stderr, "arbor restore: --in file.json is required and nothing else may follow the flags")
+		return exitUsage
+	}
+	piece, err := parseByteSize(*pieceSize)
+	if err != nil || piece < restorePieceMin {
+		fmt.Fprintf(stderr, "arbor restore: --piece-size %q: want a size of at least %s, such as 8MiB\n", *pieceSize, humanBytes(restorePieceMin))
 		return exitUsage
 	}
 	c, err := cf.client()
@@ -74,14 +77,18 @@ func runRestore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "arbor restore: %s is not a backup (one JSON value): %v\n", *in, err)
 		return exitUsage
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		fmt.Fprintf(stderr, "arbor restore: %v\n", err)
+	root, err := trimmed(f, st.Size())
+	if err != nil {
+		fmt.Fprintf(stderr, "arbor restore: %s: %v\n", *in, err)
 		return exitFailure
 	}
-	split := st.Size() > restoreMaxRequest
 	question := fmt.Sprintf("This replaces the whole database at %s with %s (%s).", cf.addr, *in, humanBytes(st.Size()))
-	if split {
-		question += "\nIt is larger than one write may be: the root is deleted first and the backup written in parts, so readers see a partial database until it ends."
+	switch {
+	case *atomic:
+	case st.Size() > restoreOneWrite:
+		question += "\nIt is larger than one write may be: the root is deleted first and the backup written in pieces, so readers see a partial database until it ends."
+	default:
+		question += "\nIf the node refuses it as one write (too large), the root is deleted and the backup written in pieces: readers then see a partial database until it ends."
 	}
 	if err := confirm(stdin, stderr, question, *yes, "--yes"); err != nil {
 		fmt.Fprintf(stderr, "arbor restore: %v\n", err)
@@ -90,20 +97,65 @@ func runRestore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *maxTime)
 	defer cancel()
 	start := time.Now()
-	if split {
-		err = restoreInParts(ctx, c, f, restoreBatch, stderr)
-	} else {
-		meter := newByteMeter("restore: sent", st.Size(), stderr)
-		err = c.write(ctx, http.MethodPut, "/", io.TeeReader(f, meter), st.Size())
-		meter.done()
-	}
+	rs := &restorer{c: c, limit: *limit, r: f, total: st.Size(), out: stderr, budget: piece, backoff: time.Second}
+	how, err := rs.restore(ctx, root, *atomic)
 	if err != nil {
 		fmt.Fprintf(stderr, "arbor restore: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "restore: %s (%s) loaded into %s in %s\n", *in, humanBytes(st.Size()), cf.addr, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "restore: %s (%s) loaded into %s in %s, %s\n", *in, humanBytes(st.Size()), cf.addr, time.Since(start).Round(time.Millisecond), how)
 	return exitOK
 }
+
+// restore writes root, the backup's value, over the whole database: in
+// one PUT when it is small enough and the node takes it, else (unless
+// atomic) in pieces. It says how.
+func (rs *restorer) restore(ctx context.Context, root span, atomic bool) (string, error) {
+	b, err := firstByte(rs.r, root)
+	if err != nil {
+		return "", err
+	}
+	if root.size() <= restoreOneWrite || b != '{' {
+		meter := newByteMeter("restore: sent", root.size(), rs.out)
+		body := io.NewSectionReader(rs.r, root.start, root.size())
+		err := rs.send(ctx, http.MethodPut, "", readSeekerTee{body, meter}, root.size())
+		meter.done()
+		switch {
+		case err == nil:
+			return "in one atomic write", nil
+		case !hasStatus(err, http.StatusRequestEntityTooLarge) || b != '{':
+			return "", err
+		case atomic:
+			return "", fmt.Errorf("%w; nothing was changed (without --atomic it is written in pieces)", err)
+		}
+		fmt.Fprintf(rs.out, "restore: the node refused the backup as one write (%v); deleting the database, then writing the backup in pieces\n", err)
+		rs.budget = max(restorePieceMin, min(rs.budget, root.size()/2))
+	} else if atomic {
+		return "", fmt.Errorf("the backup (%s) is larger than one write may be (%s); nothing was changed", humanBytes(root.size()), humanBytes(restoreOneWrite))
+	}
+	if err := rs.clear(ctx); err != nil {
+		return "", err
+	}
+	if err := rs.inPieces(ctx, root); err != nil {
+		return "", fmt.Errorf("%w (the database now holds part of the backup: run the restore again)", err)
+	}
+	return fmt.Sprintf("in %d pieces (not atomic)", rs.pieces), nil
+}
+
+// readSeekerTee is a ReadSeeker that also writes what it reads to w (the
+// progress), so a write sent again is counted again from its start.
+type readSeekerTee struct {
+	r io.ReadSeeker
+	w io.Writer
+}
+
+func (t readSeekerTee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	_, _ = t.w.Write(p[:n])
+	return n, err
+}
+
+func (t readSeekerTee) Seek(off int64, whence int) (int64, error) { return t.r.Seek(off, whence) }
 
 // confirm asks question on a terminal and wants "yes"; yes (the flag
 // named flagName) skips it, and without a terminal (a script) nothing is
@@ -119,90 +171,6 @@ func confirm(stdin io.Reader, stderr io.Writer, question string, yes bool, flagN
 	line, _ := bufio.NewReader(stdin).ReadString('\n')
 	if strings.TrimSpace(line) != "yes" {
 		return fmt.Errorf("%w: nothing was changed", errNotConfirmed)
-	}
-	return nil
-}
-
-// write sends body to path (a data path without ".json") with the largest
-// write size limit and no echo.
-func (c *adminClient) write(ctx context.Context, method, path string, body io.Reader, size int64) error {
-	u := strings.TrimSuffix(path, "/") + "/.json?writeSizeLimit=unlimited&print=silent"
-	resp, err := c.stream(ctx, method, u, body, size)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Body.Close()
-}
-
-// restoreInParts deletes the root, then PATCHes the backup's top-level
-// children in batches of about batchSize bytes; the root's priority, if
-// any, last.
-func restoreInParts(ctx context.Context, c *adminClient, r io.Reader, batchSize int, progress io.Writer) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return errors.New("a backup this large must be a JSON object")
-	}
-	if err := c.write(ctx, http.MethodPut, "/", strings.NewReader("null"), 4); err != nil {
-		return err
-	}
-	var (
-		batch    bytes.Buffer
-		priority json.RawMessage
-		sent     int64
-		children int
-	)
-	flush := func() error {
-		if batch.Len() == 0 {
-			return nil
-		}
-		batch.WriteByte('}')
-		if err := c.write(ctx, http.MethodPatch, "/", bytes.NewReader(batch.Bytes()), int64(batch.Len())); err != nil {
-			return err
-		}
-		sent += int64(batch.Len())
-		fmt.Fprintf(progress, "restore: %d top-level children, %s written\n", children, humanBytes(sent))
-		batch.Reset()
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("read the backup: %w", err)
-		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return fmt.Errorf("read the backup at %q: %w", key, err)
-		}
-		if key == ".priority" {
-			priority = value
-			continue
-		}
-		if len(value) > restoreMaxRequest-1024 {
-			return fmt.Errorf("the top-level child %q alone is %s, more than one write may be (%s)", key, humanBytes(int64(len(value))), humanBytes(restoreMaxRequest))
-		}
-		if batch.Len() > 0 && batch.Len()+len(key)+len(value) > batchSize {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		if batch.Len() == 0 {
-			batch.WriteByte('{')
-		} else {
-			batch.WriteByte(',')
-		}
-		k, _ := json.Marshal(key)
-		batch.Write(k)
-		batch.WriteByte(':')
-		batch.Write(value)
-		children++
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if priority != nil {
-		return c.write(ctx, http.MethodPut, "/"+url.PathEscape(".priority"), bytes.NewReader(priority), int64(len(priority)))
 	}
 	return nil
 }

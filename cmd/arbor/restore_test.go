@@ -3,74 +3,187 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
-// TestRestoreInParts: a backup too large for one write is sent as a delete
-// of the root, then PATCHes of whole top-level children in batches, then
-// the root's priority; merged, the PATCHes are the backup.
-func TestRestoreInParts(t *testing.T) {
-	type call struct{ method, path, body string }
-	var (
-		mu    sync.Mutex
-		calls []call
-	)
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		calls = append(calls, call{r.Method, r.URL.String(), string(b)})
-		mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer srv.Close()
-	c := &adminClient{base: srv.URL, auth: "s", http: srv.Client()}
+// fakeNode is a node's write API over a map tree: PUT and PATCH (fields
+// are '/'-separated paths) of the root, a 413 for a body over limit and
+// a 503 for the first failFirst PATCHes (applied or not, alternately).
+type fakeNode struct {
+	mu        sync.Mutex
+	limit     int
+	failFirst int
+	root      any
+	patches   int
+	largest   int
+	refused   int
+}
 
-	backup := `{"a":{"x":1},"b":"` + strings.Repeat("y", 40) + `",".priority":3,"c":[1,2],"d":null}`
+func (f *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(b) > f.limit {
+		f.refused++
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		fmt.Fprint(w, `{"error":"Error: WRITE_TOO_BIG"}`)
+		return
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil || r.URL.Path != "/.json" {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	switch r.Method {
+	case http.MethodPut:
+		f.root = v
+	case http.MethodPatch:
+		f.patches++
+		f.largest = max(f.largest, len(b))
+		fail := f.failFirst > 0
+		apply := true
+		if fail {
+			f.failFirst--
+			apply = f.failFirst%2 == 1 // one applied, one not: both answer 503
+		}
+		if apply {
+			for field, val := range v.(map[string]any) {
+				f.root = setPath(f.root, strings.Split(field, "/"), val)
+			}
+		}
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// setPath is root with val at path, creating the objects on the way.
+func setPath(root any, path []string, val any) any {
+	if len(path) == 0 {
+		return val
+	}
+	m, ok := root.(map[string]any)
+	if !ok {
+		m = map[string]any{}
+	}
+	m[path[0]] = setPath(m[path[0]], path[1:], val)
+	return m
+}
+
+// bigBackup is an export whose "users" child is far over limit bytes and
+// whose "users/big" is over it too, with priorities on split nodes, keys
+// and strings that need escapes, and small children around them.
+func bigBackup(limit int) string {
+	var b strings.Builder
+	b.WriteString(`{ "a" : {"x":1}, ".priority":3, "users":{".priority":"p",`)
+	for i := range limit / 10 {
+		fmt.Fprintf(&b, `"u%04d":{"name":"n \"%d\" \\ é","tags":[1,2,{"k":true}]},`, i, i)
+	}
+	b.WriteString(`"big":{`)
+	for i := range limit / 20 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":"%s"`, i, strings.Repeat("v", 30))
+	}
+	b.WriteString(`}},"z":{".value":"s",".priority":1.5}}` + "\n")
+	return b.String()
+}
+
+// TestRestoreInPieces: a backup several times the node's write limit,
+// with a top-level child over the limit, is written as pieces under the
+// limit that merge into exactly the backup, after the node refused the
+// first, too large ones; writes answered 503 are sent again.
+func TestRestoreInPieces(t *testing.T) {
+	const limit = 16 << 10
+	backup := bigBackup(limit)
+	if len(backup) < 3*limit {
+		t.Fatalf("the backup is only %d bytes", len(backup))
+	}
+	node := &fakeNode{limit: limit, failFirst: 2}
+	srv := httptest.NewTLSServer(node)
+	defer srv.Close()
 	var progress strings.Builder
-	if err := restoreInParts(context.Background(), c, strings.NewReader(backup), 30, &progress); err != nil {
+	rs := &restorer{
+		c: &adminClient{base: srv.URL, auth: "s", http: srv.Client()}, r: strings.NewReader(backup),
+		total: int64(len(backup)), out: &progress, budget: 1 << 20, backoff: time.Millisecond,
+	}
+	root, err := trimmed(rs.r, rs.total)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) < 4 {
-		t.Fatalf("calls: %+v", calls)
+	how, err := rs.restore(context.Background(), root, false)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	if calls[0] != (call{"PUT", "/.json?writeSizeLimit=unlimited&print=silent", "null"}) {
-		t.Errorf("first call %+v, want the root deleted", calls[0])
+	var want any
+	if err := json.Unmarshal([]byte(backup), &want); err != nil {
+		t.Fatal(err)
 	}
-	last := calls[len(calls)-1]
-	if last.method != "PUT" || !strings.HasPrefix(last.path, "/.priority/.json?") || last.body != "3" {
-		t.Errorf("last call %+v, want the root's priority", last)
+	if !reflect.DeepEqual(node.root, want) {
+		got, _ := json.Marshal(node.root)
+		t.Fatalf("the node holds\n%.2000s\nwant\n%.2000s", got, backup)
 	}
-	merged := map[string]json.RawMessage{}
-	for _, cl := range calls[1 : len(calls)-1] {
-		if cl.method != "PATCH" || !strings.HasPrefix(cl.path, "/.json?") {
-			t.Errorf("call %+v, want a PATCH of the root", cl)
-		}
-		var part map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(cl.body), &part); err != nil {
-			t.Fatalf("PATCH body %q: %v", cl.body, err)
-		}
-		for k, v := range part {
-			merged[k] = v
-		}
+	if node.largest > limit || node.refused == 0 || node.patches < 3 {
+		t.Errorf("largest PATCH %d bytes (limit %d), %d refused, %d PATCHes", node.largest, limit, node.refused, node.patches)
 	}
-	var want map[string]json.RawMessage
-	_ = json.Unmarshal([]byte(backup), &want)
-	delete(want, ".priority")
-	gotJSON, _ := json.Marshal(merged)
-	wantJSON, _ := json.Marshal(want)
-	if string(gotJSON) != string(wantJSON) {
-		t.Errorf("merged PATCHes %s, want %s", gotJSON, wantJSON)
-	}
-	if !strings.Contains(progress.String(), "top-level children") {
-		t.Errorf("no progress shown: %q", progress.String())
+	if !strings.Contains(how, "pieces") || !strings.Contains(progress.String(), "pieces written") ||
+		!strings.Contains(progress.String(), "sending it again") {
+		t.Errorf("restore %q, progress:\n%s", how, progress.String())
 	}
 
-	if err := restoreInParts(context.Background(), c, strings.NewReader(`[1,2]`), 30, io.Discard); err == nil {
-		t.Error("a large backup that is not an object was accepted")
+	// --atomic changes nothing when the node refuses one write.
+	node.root = "before"
+	rs = &restorer{c: rs.c, r: strings.NewReader(backup), total: int64(len(backup)), out: io.Discard, budget: 1 << 20}
+	if _, err := rs.restore(context.Background(), root, true); !hasStatus(err, http.StatusRequestEntityTooLarge) || node.root != "before" {
+		t.Errorf("atomic restore: %v, node holds %v", err, node.root)
+	}
+}
+
+// TestRestoreFitsOneWrite: a backup the node takes whole is one PUT.
+func TestRestoreFitsOneWrite(t *testing.T) {
+	node := &fakeNode{limit: 1 << 20}
+	srv := httptest.NewTLSServer(node)
+	defer srv.Close()
+	backup := ` {"a":{"b":[1,2]},".priority":1} `
+	rs := &restorer{c: &adminClient{base: srv.URL, http: srv.Client()}, r: strings.NewReader(backup), total: int64(len(backup)), out: io.Discard, budget: 1 << 20}
+	root, err := trimmed(rs.r, rs.total)
+	if err != nil {
+		t.Fatal(err)
+	}
+	how, err := rs.restore(context.Background(), root, true)
+	if err != nil || how != "in one atomic write" || node.patches != 0 {
+		t.Fatalf("restore: %q, %v, %d PATCHes", how, err, node.patches)
+	}
+	var want any
+	_ = json.Unmarshal([]byte(backup), &want)
+	if !reflect.DeepEqual(node.root, want) {
+		t.Errorf("the node holds %v", node.root)
+	}
+}
+
+// TestRestoreValueTooLarge: a string larger than any write the node
+// takes cannot be split; the restore says which value.
+func TestRestoreValueTooLarge(t *testing.T) {
+	node := &fakeNode{limit: 8 << 10}
+	srv := httptest.NewTLSServer(node)
+	defer srv.Close()
+	backup := `{"ok":1,"huge":{"s":"` + strings.Repeat("x", 20<<10) + `"}}`
+	rs := &restorer{c: &adminClient{base: srv.URL, http: srv.Client()}, r: strings.NewReader(backup), total: int64(len(backup)), out: io.Discard, budget: 1 << 20}
+	root, _ := trimmed(rs.r, rs.total)
+	_, err := rs.restore(context.Background(), root, false)
+	if !errors.Is(err, errTooLargeForOne) || !strings.Contains(err.Error(), "/huge/s") {
+		t.Fatalf("restore: %v", err)
 	}
 }
