@@ -54,8 +54,7 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, certsUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "arbor certs: unknown command %q\n\n%s", args[0], certsUsage)
-	return exitUsage
+	return usageMistake(stderr, "arbor certs", "unknown command %q: want init, renew, rotate-ca or gossip-key", args[0])
 }
 
 // certsFlags are the flags the certs commands share.
@@ -88,9 +87,11 @@ func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io
 	if !ok {
 		return code, false
 	}
-	if len(pos) > 0 || f.dir == "" {
-		fset.Usage()
-		return exitUsage, false
+	if len(pos) > 0 {
+		return usageMistake(stderr, fset.Name(), "unexpected argument %q", pos[0]), false
+	}
+	if f.dir == "" {
+		return usageMistake(stderr, fset.Name(), "--dir is required: the certificate directory"), false
 	}
 	for _, list := range []struct {
 		flag  string
@@ -98,8 +99,7 @@ func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io
 	}{{"--hosts", f.hosts}, {"--dns", f.dns}} {
 		for _, h := range list.names {
 			if net.ParseIP(h) == nil && !hostName.MatchString(h) {
-				fmt.Fprintf(stderr, "%s: %s: %q is not a host name or IP address\n", fset.Name(), list.flag, h)
-				return exitUsage, false
+				return usageMistake(stderr, fset.Name(), "%s %q: not a host name or IP address", list.flag, h), false
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbordb/arbor/cluster"
 	"github.com/arbordb/arbor/cmd/internal/bench"
+	"github.com/arbordb/arbor/cmd/internal/cliflags"
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/httpapi"
 )
@@ -65,8 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "recover":
 		return runRecover(rest, os.Stdin, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "arbor: unknown command %q\n\n", name)
-	printUsage(stderr)
+	fmt.Fprintf(stderr, "arbor: unknown command %q ('arbor help' lists the commands)\n", name)
 	return exitUsage
 }
 
@@ -78,7 +78,7 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "arbor serve: %v\n", err)
+		cliflags.Report(stderr, "arbor serve", err)
 		return exitUsage
 	}
 	logger := newLogger(stderr, cfg.level, cfg.LogFormat)
