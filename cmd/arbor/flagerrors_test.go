@@ -120,7 +120,8 @@ func TestUsageMistakesAreOneLine(t *testing.T) {
 		{[]string{"backup", "--frob"}, "unknown flag --frob"},
 		{[]string{"bench", "--clients", "many"}, `--clients "many": want a whole number`},
 		{[]string{"recover", "--frob"}, "unknown flag --frob"},
-		// token: added with the command
+		{[]string{"token", "--frob"}, "unknown flag --frob"},
+		{[]string{"token", "--uid", "alice", "--claims", "[1]", "--jwt-hs256-secret", "0123456789abcdef"}, `--claims "[1]": want a JSON object`},
 	} {
 		var stdout, stderr strings.Builder
 		code := run(c.args, &stdout, &stderr)

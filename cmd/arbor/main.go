@@ -63,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBackup(rest, stdout, stderr)
 	case "restore":
 		return runRestore(rest, os.Stdin, stdout, stderr)
+	case "token":
+		return runToken(rest, os.Getenv, stdout, stderr)
 	case "recover":
 		return runRecover(rest, os.Stdin, stdout, stderr)
 	}
