@@ -105,7 +105,9 @@ func runServe(args []string, stderr io.Writer) int {
 // all of the stopping within cfg.ShutdownTimeout.
 func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if cfg.Dev {
-		logger.Warn("development mode: security rules are open to everyone until rules are set, and \"Bearer owner\" is an admin; never use --dev in production")
+		// Whether the rules are open is known once the log is replayed
+		// (announceDevNode).
+		logger.Warn("development mode: \"Bearer owner\" is an admin; never use --dev in production")
 	}
 	if err := prepareDataDir(cfg.DataDir); err != nil {
 		return err
@@ -188,6 +190,10 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	web, err := listenHTTPS(cfg.HTTPAddr, addrFile(cfg.DataDir), maxConns, api.Handler(), certs.GetCertificate, logger)
 	if err != nil {
 		return abort(err)
+	}
+	if cfg.Dev {
+		rules := func() *fsm.Rules { return state.ReadLocal(nil).Rules }
+		go announceDevNode(ctx, node.Ready, rules, devURL(web.addr), logger, 200*time.Millisecond, 10*time.Minute)
 	}
 
 	var runErr error

@@ -159,6 +159,7 @@ func parseServeConfig(args []string, lookupEnv func(string) (string, bool), envi
 	if err != nil {
 		return cfg, warnings, err
 	}
+	cfg.applyDevDefaults(fs)
 	return cfg, warnings, cfg.validate()
 }
 
