@@ -279,6 +279,9 @@ func (s *docSession) startNode(where string, args []string) {
 	}
 	s.t.Logf("%s: starting arbor serve %q", where, args)
 	s.nodes++
+	// A keep-alive frame on a slow run would be output the document
+	// cannot show.
+	args = append([]string{"--stream-keepalive", "1h"}, args...)
 	s.node = StartReadyNode(s.t, Options{Name: fmt.Sprintf("doc%d", s.nodes), Args: args})
 }
 
