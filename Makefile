@@ -25,6 +25,10 @@ FUZZ_TREE := FuzzParseBody FuzzParseUpdate
 FUZZ_FSM  := FuzzApply FuzzParsedBody FuzzUpdateMatchesInOrder
 FUZZ_HTTP := FuzzParsePath FuzzDataRequest FuzzParseQuery FuzzParseQueryString
 DATA_DIR  ?= ./arbor-data
+# ADDR is where make run serves HTTPS, e.g. make run ADDR=localhost:9443
+# (ADDR=:8443 for every interface).
+ADDR      ?= localhost:8443
+RUN_URL    = $(patsubst :%,localhost:%,$(ADDR))
 
 .DEFAULT_GOAL := help
 .PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image release version image-tag clean
@@ -33,9 +37,10 @@ DATA_DIR  ?= ./arbor-data
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
-## run: build, then serve one development node on https://localhost:8443 (open rules, self-signed certificate)
+## run: build, then serve one development node on https://ADDR (default localhost:8443; open rules until some are set, self-signed certificate)
 run: build
-	./$(BIN) serve --dev --data-dir $(DATA_DIR)
+	@echo "Starting a development node on https://$(RUN_URL) (data in $(DATA_DIR)); once it is ready, try: curl -k https://$(RUN_URL)/.json"
+	./$(BIN) serve --dev --data-dir $(DATA_DIR) --http-addr $(ADDR)
 
 ## build: a static binary in bin/arbor stamped with the version and commit
 build:

@@ -67,30 +67,81 @@ func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	attrs = append(attrs, "component", a.name)
 	attrs = append(attrs, a.implied...)
 	attrs = append(attrs, fixArgs(args)...)
+	level = routineLevel(level, msg, args)
+	if !a.enabled(level) {
+		return
+	}
 	a.l.Log(context.Background(), slogLevel(level), msg, attrs...)
 }
 
+// firstElection is Raft's line for a node that calls an election because
+// no leader has spoken to it within the timeout.
+const firstElection = "heartbeat timeout reached, starting election"
+
+// routineLevel lowers Raft's warning about a missed heartbeat to Info
+// when no leader has been heard of since the node started: that is how
+// every node begins, and a lone node always elects itself this way, so a
+// warning there would teach operators to ignore the one that matters (a
+// leader that went silent).
+func routineLevel(level hclog.Level, msg string, args []any) hclog.Level {
+	if level != hclog.Warn || msg != firstElection {
+		return level
+	}
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] == "last-leader-id" && fmt.Sprint(args[i+1]) != "" {
+			return level
+		}
+	}
+	return hclog.Info
+}
+
 // fixArgs turns hclog's conventions into slog attributes: an hclog.Format
-// value is rendered with Sprintf, and a dangling value gets a key.
+// standing where a key should be becomes a "detail", a dangling value gets
+// a key, and hclog's formatting wrappers are rendered (see hclogValue).
 func fixArgs(args []any) []any {
 	out := make([]any, 0, len(args)+1)
 	for i := 0; i < len(args); i++ {
 		if f, ok := args[i].(hclog.Format); ok && len(f) > 0 {
-			out = append(out, "detail", fmt.Sprintf(fmt.Sprint(f[0]), f[1:]...))
+			out = append(out, "detail", hclogValue(f))
 			continue
 		}
 		if i+1 >= len(args) {
-			out = append(out, "extra", args[i])
+			out = append(out, "extra", hclogValue(args[i]))
 			break
 		}
 		key, ok := args[i].(string)
 		if !ok {
 			key = fmt.Sprint(args[i])
 		}
-		out = append(out, key, args[i+1])
+		out = append(out, key, hclogValue(args[i+1]))
 		i++
 	}
 	return out
+}
+
+// hclogValue renders the wrappers hclog's own formatter understands
+// (Raft logs its configuration as hclog.Fmt("%+v", servers)); slog would
+// print them as plain slices, format verbs included.
+func hclogValue(v any) any {
+	switch v := v.(type) {
+	case hclog.Format:
+		if len(v) == 0 {
+			return ""
+		}
+		if format, ok := v[0].(string); ok {
+			return fmt.Sprintf(format, v[1:]...)
+		}
+		return fmt.Sprint(v...)
+	case hclog.Hex:
+		return fmt.Sprintf("0x%x", int(v))
+	case hclog.Octal:
+		return fmt.Sprintf("0%o", int(v))
+	case hclog.Binary:
+		return fmt.Sprintf("0b%b", int(v))
+	case hclog.Quote:
+		return string(v)
+	}
+	return v
 }
 
 // Trace implements hclog.Logger.

@@ -79,7 +79,14 @@ func (n *Node) watch() {
 					n.readyIndex.Store(0)
 				}
 			case raft.RaftState:
-				n.log.Info("raft state changed", "state", d.String(), "term", n.raft.CurrentTerm())
+				attrs := []any{"state", d.String()}
+				// Raft announces candidacy before it raises the term, so the
+				// term read here could be the one the election leaves; Raft's
+				// own "entering candidate state" line names the right one.
+				if d != raft.Candidate {
+					attrs = append(attrs, "term", n.raft.CurrentTerm())
+				}
+				n.log.Info("raft state changed", attrs...)
 				if d == raft.Leader {
 					n.termBarrier(n.raft.CurrentTerm())
 					go n.fixSelfAddress()

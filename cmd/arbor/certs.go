@@ -26,7 +26,7 @@ var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
 // certsUsage lists the certs subcommands.
 const certsUsage = `Usage:
-  arbor certs init --dir D --hosts h1,h2,h3 [--dns name]...  a CA, one certificate per host, a gossip key
+  arbor certs init --dir D --hosts h1,h2,h3 [--dns name]...  a CA, one certificate per host (localhost without --hosts), a gossip key
   arbor certs renew --dir D [--hosts h1,h2] [--dns name]...   new node certificates from the CA, same names
   arbor certs rotate-ca --dir D [--drop-old]                  a new CA trusted beside the old one; later, drop the old
   arbor certs gossip-key --dir D [--promote | --drop-old]     add a gossip key; make it the one in use; drop the old
@@ -54,8 +54,7 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, certsUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "arbor certs: unknown command %q\n\n%s", args[0], certsUsage)
-	return exitUsage
+	return usageMistake(stderr, "arbor certs", "unknown command %q: want init, renew, rotate-ca or gossip-key", args[0])
 }
 
 // certsFlags are the flags the certs commands share.
@@ -88,9 +87,11 @@ func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io
 	if !ok {
 		return code, false
 	}
-	if len(pos) > 0 || f.dir == "" {
-		fset.Usage()
-		return exitUsage, false
+	if len(pos) > 0 {
+		return usageMistake(stderr, fset.Name(), "unexpected argument %q", pos[0]), false
+	}
+	if f.dir == "" {
+		return usageMistake(stderr, fset.Name(), "--dir is required: the certificate directory"), false
 	}
 	for _, list := range []struct {
 		flag  string
@@ -98,8 +99,7 @@ func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io
 	}{{"--hosts", f.hosts}, {"--dns", f.dns}} {
 		for _, h := range list.names {
 			if net.ParseIP(h) == nil && !hostName.MatchString(h) {
-				fmt.Fprintf(stderr, "%s: %s: %q is not a host name or IP address\n", fset.Name(), list.flag, h)
-				return exitUsage, false
+				return usageMistake(stderr, fset.Name(), "%s %q: not a host name or IP address", list.flag, h), false
 			}
 		}
 	}
@@ -109,21 +109,31 @@ func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io
 // runCertsInit is `arbor certs init --dir D --hosts h1,h2,…`: a private
 // CA, one certificate per host (for HTTPS and for mutual TLS between
 // nodes) and a gossip key, laid out as the serve flags expect them (see
-// certsdir.go). Without hosts it writes the CA and the key alone.
+// certsdir.go). Without --hosts the one host is localhost, for a first
+// cluster on one machine; --ca-only writes the CA and the key alone.
 //
 // Run again with more hosts, it reuses the CA (D/ca-key.pem) and the
 // gossip key and leaves existing certificates alone, so a node can be
 // added later.
 func runCertsInit(args []string, stdout, stderr io.Writer) int {
 	var f certsFlags
-	fset := newCertsFlagSet("init", "Usage: arbor certs init --dir D --hosts h1,h2,h3 [--dns name]...\n\n"+
+	fset := newCertsFlagSet("init", "Usage: arbor certs init --dir D [--hosts h1,h2,h3] [--dns name]... [--ca-only]\n\n"+
 		"Writes D/ca.pem, D/ca-key.pem, D/<host>.pem and D/<host>-key.pem per host, and D/gossip.key;\n"+
-		"without --hosts, only the CA and the gossip key (for a CA that cert-manager or another tool uses).\n"+
-		"Each host certificate is valid for the host, for localhost, 127.0.0.1 and ::1, and for the --dns names.\n", &f, true, stderr)
+		"without --hosts, the one host is localhost. Each host certificate is valid for the host, for\n"+
+		"localhost, 127.0.0.1 and ::1, and for the --dns names. Inside a git work tree, D/.gitignore\n"+
+		"keeps the keys out of git.\n", &f, true, stderr)
+	caOnly := fset.Bool("ca-only", false, "write only the CA and the gossip key (for a CA that cert-manager or another tool signs node certificates with)")
 	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
 		return code
 	}
-	if err := certsInit(f.dir, f.hosts, f.dns, time.Now(), stdout); err != nil {
+	hosts := []string(f.hosts)
+	switch {
+	case *caOnly && (len(hosts) > 0 || len(f.dns) > 0):
+		return usageMistake(stderr, fset.Name(), "--ca-only writes no node certificate: give it without --hosts and --dns")
+	case !*caOnly && len(hosts) == 0:
+		hosts = []string{"localhost"}
+	}
+	if err := certsInit(f.dir, hosts, f.dns, time.Now(), stdout); err != nil {
 		fmt.Fprintf(stderr, "arbor certs init: %v\n", err)
 		return exitFailure
 	}
@@ -135,41 +145,62 @@ func certsInit(dir string, hosts, extraNames []string, now time.Time, out io.Wri
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	report := func(what string, files ...string) {
+		for _, f := range files {
+			fmt.Fprintf(out, "%-8s %s\n", what, filepath.Join(dir, f))
+		}
+	}
+	ignore, err := ignoreKeysInGit(dir)
+	if err != nil {
+		return err
+	}
+	if ignore != "" {
+		report("wrote", ignore)
+	}
 	ca, created, err := loadOrCreateCA(dir, now)
 	if err != nil {
 		return err
 	}
-	report := func(path, what string) { fmt.Fprintf(out, "%-8s %s\n", what, path) }
 	if created {
-		report(filepath.Join(dir, caCertFile), "wrote")
+		report("wrote", caKeyFile, caCertFile)
 	} else {
-		report(filepath.Join(dir, caCertFile), "reused")
+		report("reused", caKeyFile, caCertFile)
 	}
 	for _, h := range hosts {
-		certFile := filepath.Join(dir, h+".pem")
-		if exists(certFile) {
-			report(certFile, "kept")
+		if exists(filepath.Join(dir, h+".pem")) {
+			report("kept", h+"-key.pem", h+".pem")
 			continue
 		}
 		names := withNames(certHosts("", h), extraNames)
 		if err := writeNodeCert(dir, h, ca, h, names, now); err != nil {
 			return err
 		}
-		report(certFile, "wrote")
+		report("wrote", h+"-key.pem", h+".pem")
 	}
 	keyFile := filepath.Join(dir, gossipKeyFile)
 	if exists(keyFile) {
-		report(keyFile, "kept")
+		report("kept", gossipKeyFile)
 	} else {
 		if _, err := addGossipKey(keyFile); err != nil {
 			return err
 		}
-		report(keyFile, "wrote")
+		report("wrote", gossipKeyFile)
 	}
-	fmt.Fprintf(out, "\nStart each node with:\n  --tls-ca %s --tls-cert %s --tls-key %s --gossip-key %s\n",
-		filepath.Join(dir, caCertFile), filepath.Join(dir, "<host>.pem"), filepath.Join(dir, "<host>-key.pem"), keyFile)
+	caFile := filepath.Join(dir, caCertFile)
+	switch len(hosts) {
+	case 0:
+		fmt.Fprintf(out, "\nIssue each node's certificate with this CA (cert-manager: deploy/README.md), then start it with:\n"+
+			"  --tls-ca %s --tls-cert <its certificate> --tls-key <its key> --gossip-key %s\n", caFile, keyFile)
+	case 1:
+		h := hosts[0]
+		fmt.Fprintf(out, "\nStart the node with:\n  --tls-ca %s --tls-cert %s --tls-key %s --gossip-key %s\n",
+			caFile, filepath.Join(dir, h+".pem"), filepath.Join(dir, h+"-key.pem"), keyFile)
+	default:
+		fmt.Fprintf(out, "\nStart each node, <host> one of %s, with:\n  --tls-ca %s --tls-cert %s --tls-key %s --gossip-key %s\n",
+			strings.Join(hosts, ", "), caFile, filepath.Join(dir, "<host>.pem"), filepath.Join(dir, "<host>-key.pem"), keyFile)
+	}
 	fmt.Fprintf(out, "Keep %s secret (it issues certificates the cluster trusts); clients trust %s.\n",
-		filepath.Join(dir, caKeyFile), filepath.Join(dir, caCertFile))
+		filepath.Join(dir, caKeyFile), caFile)
 	return nil
 }
 

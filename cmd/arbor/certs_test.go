@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,12 +72,12 @@ func TestCertsInit(t *testing.T) {
 	}
 }
 
-// TestCertsInitWithoutHosts: only the CA and the gossip key, for a CA
-// that cert-manager or another tool signs with.
-func TestCertsInitWithoutHosts(t *testing.T) {
+// TestCertsInitCAOnly: only the CA and the gossip key, for a CA that
+// cert-manager or another tool signs with.
+func TestCertsInitCAOnly(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir}, &out, &errOut); code != exitOK {
+	if code := run([]string{"certs", "init", "--dir", dir, "--ca-only"}, &out, &errOut); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	entries, err := os.ReadDir(dir)
@@ -97,7 +98,7 @@ func TestCertsInitWithoutHosts(t *testing.T) {
 func TestCertsInitKeepsACAWithoutItsKey(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir}, &out, &errOut); code != exitOK {
+	if code := run([]string{"certs", "init", "--dir", dir, "--ca-only"}, &out, &errOut); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	ca, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
@@ -109,5 +110,87 @@ func TestCertsInitKeepsACAWithoutItsKey(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(filepath.Join(dir, "ca.pem")); !bytes.Equal(ca, again) {
 		t.Error("ca.pem was replaced")
+	}
+}
+
+// TestCertsInitWithoutHosts: without --hosts the host is localhost; the
+// "wrote" lines name every file written, keys included, and every file
+// the start command names exists.
+func TestCertsInitWithoutHosts(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"certs", "init", "--dir", dir}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "localhost.pem"), filepath.Join(dir, "localhost-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pair.Leaf.VerifyHostname("127.0.0.1"); err != nil {
+		t.Error(err)
+	}
+	checkWroteAndNamed(t, dir, out.String())
+}
+
+// checkWroteAndNamed checks that output's "wrote" lines list exactly the
+// files in dir and that each file its "--flag file" pairs name exists.
+func checkWroteAndNamed(t *testing.T, dir, output string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files, wrote []string
+	for _, e := range entries {
+		files = append(files, filepath.Join(dir, e.Name()))
+	}
+	fields := strings.Fields(output)
+	for i, f := range fields {
+		if f == "wrote" && i+1 < len(fields) {
+			wrote = append(wrote, fields[i+1])
+		}
+		if strings.HasPrefix(f, "--") && i+1 < len(fields) {
+			if _, err := os.Stat(fields[i+1]); err != nil {
+				t.Errorf("output names %s %s, which was not written: %v\n%s", f, fields[i+1], err, output)
+			}
+		}
+	}
+	slices.Sort(wrote)
+	if !slices.Equal(wrote, files) {
+		t.Errorf("wrote lines %q, files %q:\n%s", wrote, files, output)
+	}
+}
+
+// TestCertsInitInGitWorkTree: inside a git work tree the keys are ignored
+// by a .gitignore beside them; outside, no such file appears.
+func TestCertsInitInGitWorkTree(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(repo, "deploy", "certs")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "n1"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	ignore, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		t.Fatalf("no .gitignore beside the keys: %v\n%s", err, out.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		secret := strings.HasSuffix(e.Name(), "-key.pem") || e.Name() == "gossip.key"
+		if ignored, _ := filepath.Match("*-key.pem", e.Name()); secret && !ignored && !strings.Contains(string(ignore), e.Name()) {
+			t.Errorf("%s is not ignored by %q", e.Name(), ignore)
+		}
+	}
+	checkWroteAndNamed(t, dir, out.String())
+
+	outside := t.TempDir()
+	if code := run([]string{"certs", "init", "--dir", outside, "--hosts", "n1"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(outside, ".gitignore")); err == nil {
+		t.Error(".gitignore written outside a git work tree")
 	}
 }

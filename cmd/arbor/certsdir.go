@@ -49,3 +49,44 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }
+
+// gitIgnoreFile is what ignoreKeysInGit writes: every private key a certs
+// command writes into the directory (*-key.pem: the CA's, the old CA's
+// and each host's) and the gossip keys.
+const gitIgnoreFile = `# Written by arbor certs: private keys never belong in git.
+*-key.pem
+gossip.key
+`
+
+// ignoreKeysInGit writes dir/.gitignore when dir is inside a git work
+// tree and has none, so that a certificate directory made inside a
+// project cannot be committed with its keys by accident. It returns the
+// file's name when it wrote it.
+func ignoreKeysInGit(dir string) (string, error) {
+	if !insideGitWorkTree(dir) || exists(filepath.Join(dir, ".gitignore")) {
+		return "", nil
+	}
+	if err := writeFileAtomic(filepath.Join(dir, ".gitignore"), []byte(gitIgnoreFile), 0o644); err != nil {
+		return "", err
+	}
+	return ".gitignore", nil
+}
+
+// insideGitWorkTree reports whether dir or one of its parents holds .git
+// (a directory, or the file of a linked work tree or submodule).
+func insideGitWorkTree(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		if exists(filepath.Join(abs, ".git")) {
+			return true
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return false
+		}
+		abs = parent
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arbordb/arbor/cluster"
 	"github.com/arbordb/arbor/cmd/internal/bench"
+	"github.com/arbordb/arbor/cmd/internal/cliflags"
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/httpapi"
 )
@@ -62,11 +63,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBackup(rest, stdout, stderr)
 	case "restore":
 		return runRestore(rest, os.Stdin, stdout, stderr)
+	case "token":
+		return runToken(rest, os.Getenv, stdout, stderr)
 	case "recover":
 		return runRecover(rest, os.Stdin, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "arbor: unknown command %q\n\n", name)
-	printUsage(stderr)
+	fmt.Fprintf(stderr, "arbor: unknown command %q ('arbor help' lists the commands)\n", name)
 	return exitUsage
 }
 
@@ -78,7 +80,7 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "arbor serve: %v\n", err)
+		cliflags.Report(stderr, "arbor serve", err)
 		return exitUsage
 	}
 	logger := newLogger(stderr, cfg.level, cfg.LogFormat)
@@ -103,7 +105,9 @@ func runServe(args []string, stderr io.Writer) int {
 // all of the stopping within cfg.ShutdownTimeout.
 func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	if cfg.Dev {
-		logger.Warn("development mode: security rules are open to everyone until rules are set, and \"Bearer owner\" is an admin; never use --dev in production")
+		// Whether the rules are open is known once the log is replayed
+		// (announceDevNode).
+		logger.Warn("development mode: \"Bearer owner\" is an admin; never use --dev in production")
 	}
 	if err := prepareDataDir(cfg.DataDir); err != nil {
 		return err
@@ -193,6 +197,10 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	web, err := listenHTTPS(cfg.HTTPAddr, addrFile(cfg.DataDir), maxConns, api.Handler(), certs.GetCertificate, logger)
 	if err != nil {
 		return abort(err)
+	}
+	if cfg.Dev {
+		rules := func() *fsm.Rules { return state.ReadLocal(nil).Rules }
+		go announceDevNode(ctx, node.Ready, rules, devURL(web.addr), logger, 200*time.Millisecond, 10*time.Minute)
 	}
 
 	var runErr error

@@ -31,24 +31,8 @@ import (
 // not. Without any limit (no container limit, no flag) only this release
 // helps.
 func releaseMemoryOnceReady(ctx context.Context, ready func(context.Context) error, logger *slog.Logger, poll, maxWait time.Duration) {
-	deadline := time.Now().Add(maxWait)
-	ticker := time.NewTicker(poll)
-	defer ticker.Stop()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, poll)
-		err := ready(rctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
+	if !waitUntilReady(ctx, ready, poll, maxWait) {
+		return
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -58,4 +42,28 @@ func releaseMemoryOnceReady(ctx context.Context, ready func(context.Context) err
 	logger.Info("caught up: returned unused memory to the OS",
 		"heap_live_mb", after.HeapAlloc>>20, "released_mb", (after.HeapReleased-min(after.HeapReleased, before.HeapReleased))>>20,
 		"took", time.Since(start).Round(time.Millisecond))
+}
+
+// waitUntilReady polls ready every poll until it first answers nil (true),
+// ctx ends or maxWait passes (false).
+func waitUntilReady(ctx context.Context, ready func(context.Context) error, poll, maxWait time.Duration) bool {
+	deadline := time.Now().Add(maxWait)
+	ticker := time.NewTicker(poll)
+	defer ticker.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, poll)
+		err := ready(rctx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ticker.C:
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/cmd/internal/cliflags"
 	"github.com/arbordb/arbor/httpapi"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -151,7 +152,7 @@ func parseServeConfig(args []string, lookupEnv func(string) (string, bool), envi
 	fs.SetOutput(usageOut)
 	cfg.bindFlags(fs)
 	fs.Usage = func() { printServeUsage(usageOut, fs) }
-	if err := fs.Parse(args); err != nil {
+	if err := cliflags.Parse(fs, args); err != nil {
 		return cfg, nil, err
 	}
 	if fs.NArg() > 0 {
@@ -161,6 +162,7 @@ func parseServeConfig(args []string, lookupEnv func(string) (string, bool), envi
 	if err != nil {
 		return cfg, warnings, err
 	}
+	cfg.applyDevDefaults(fs)
 	return cfg, warnings, cfg.validate()
 }
 
@@ -185,7 +187,7 @@ func applyEnv(fs *flag.FlagSet, lookupEnv func(string) (string, bool), environ [
 		}
 		if v, ok := lookupEnv(env); ok {
 			if setErr := fs.Set(f.Name, v); setErr != nil {
-				err = fmt.Errorf("invalid value %q for %s (--%s): %w", v, env, f.Name, setErr)
+				err = fmt.Errorf("%s=%q (--%s): %s", env, v, f.Name, cliflags.Want(f.Value, setErr))
 			}
 		}
 	})

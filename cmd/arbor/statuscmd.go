@@ -27,8 +27,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "arbor status: unexpected argument %q\n", pos[0])
-		return exitUsage
+		return usageMistake(stderr, "arbor status", "unexpected argument %q", pos[0])
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -83,10 +82,15 @@ Flags:
 	if !ok {
 		return code
 	}
-	if len(pos) == 0 || (pos[0] == "list" && len(pos) != 1) || (pos[0] == "remove" && len(pos) != 2) ||
-		(pos[0] != "list" && pos[0] != "remove") {
-		fs.Usage()
-		return exitUsage
+	switch {
+	case len(pos) == 0:
+		return usageMistake(stderr, "arbor members", "want a subcommand: list, or remove <id>")
+	case pos[0] != "list" && pos[0] != "remove":
+		return usageMistake(stderr, "arbor members", "unknown subcommand %q: want list, or remove <id>", pos[0])
+	case pos[0] == "list" && len(pos) != 1:
+		return usageMistake(stderr, "arbor members", "unexpected argument %q after list", pos[1])
+	case pos[0] == "remove" && len(pos) != 2:
+		return usageMistake(stderr, "arbor members", "remove takes one member id: arbor members remove <id>")
 	}
 	c, err := cf.client()
 	if err != nil {

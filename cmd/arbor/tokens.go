@@ -40,7 +40,7 @@ func (c *serveConfig) tokenVerifier() (*idtoken.Verifier, error) {
 	}
 	v, err := idtoken.New(tc)
 	if err != nil {
-		return nil, fmt.Errorf("ID-token keys: %w", err)
+		return nil, fmt.Errorf("--jwt-public-key: %w", err)
 	}
 	return v, nil
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/cliflags"
 )
 
 // clientFlags are the flags of every command that talks to a node
@@ -141,20 +143,23 @@ func (c *adminClient) do(method, path string, out any) error {
 // parseToolFlags parses a tool's flags, which may come before, between or
 // after its arguments (arbor members remove n3 --addr …), and returns the
 // arguments. ok is false when the caller should exit with code (0 for -h).
+// A mistake is one line naming the flag; -h prints the usage.
 func parseToolFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (pos []string, code int, ok bool) {
 	fs.SetOutput(stderr)
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, 0, true
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := cliflags.ParseInterleaved(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, exitOK, false
+	case err != nil:
+		cliflags.Report(stderr, fs.Name(), err)
+		return nil, exitUsage, false
 	}
+	return pos, 0, true
+}
+
+// usageMistake prints one line about a mistake on command's command line,
+// with the pointer to its -h, and returns the usage exit code.
+func usageMistake(stderr io.Writer, command, format string, args ...any) int {
+	cliflags.Report(stderr, command, fmt.Errorf(format, args...))
+	return exitUsage
 }

@@ -21,6 +21,7 @@ Commands:
   bench     load-generate against arbor, etcd or a bare handler (arbor bench -h)
   backup    write a consistent export of the whole database to a file (arbor backup --out file.json)
   restore   replace the whole database with a backup (arbor restore --in file.json)
+  token     an ID token for development: arbor token --uid alice [--claims '{"admin":true}'] [--expires 1h]
   recover   last resort after losing a quorum: make the survivors the whole cluster (arbor recover -h)
   help      print this help (arbor help serve: the serve flags)
 `)

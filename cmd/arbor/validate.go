@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/httpapi"
 )
 
 // validate checks every setting, so that a mistake stops the process
@@ -107,9 +108,16 @@ func (c *serveConfig) validate() error {
 	if c.SnapshotThreshold == 0 {
 		return errors.New("--snapshot-threshold: must be at least 1")
 	}
-	// The components own the rules for their own settings (consistency
-	// names, size limit names, Raft bounds); ask them now rather than
-	// after the data directory is opened.
+	// The HTTP API owns these names; it is asked about each alone, so
+	// that the message can name the flag.
+	if (httpapi.Config{DefaultConsistency: c.DefaultReadConsistency}).Validate() != nil {
+		return fmt.Errorf("--default-read-consistency %q: want linearizable or local", c.DefaultReadConsistency)
+	}
+	if (httpapi.Config{DefaultWriteSizeLimit: c.DefaultWriteSizeLimit}).Validate() != nil {
+		return fmt.Errorf("--default-write-size-limit %q: want tiny, small, medium, large or unlimited", c.DefaultWriteSizeLimit)
+	}
+	// The components own the rules for their own settings (Raft bounds);
+	// ask them now rather than after the data directory is opened.
 	discard := slog.New(slog.DiscardHandler)
 	cc := c.clusterConfig(discard)
 	if c.TLSCA != "" {
@@ -182,6 +190,11 @@ func (c *serveConfig) validateAdvertise() error {
 // clients will depend on, so a typo fails now rather than at the first
 // connection.
 func (c *serveConfig) validateSecurityFiles() error {
+	if c.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+			return fmt.Errorf("--tls-cert %s and --tls-key %s: %w", c.TLSCert, c.TLSKey, err)
+		}
+	}
 	if c.TLSCA != "" {
 		if _, err := loadCABundle(c.TLSCA); err != nil {
 			return fmt.Errorf("--tls-ca: %w", err)

@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+
+	"github.com/arbordb/arbor/cmd/internal/cliflags"
 )
 
 // Exit codes of Run, as the arbor binary's other commands use them.
@@ -34,7 +36,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "arbor bench: %v\n", err)
+		cliflags.Report(stderr, "arbor bench", err)
 		return exitUsage
 	}
 	if cfg.Report != "" {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/cliflags"
 )
 
 // benchConfig holds the `arbor bench` settings, one field per flag. It is
@@ -113,7 +115,7 @@ func parseBenchConfig(args []string, out io.Writer) (benchConfig, error) {
 		fmt.Fprint(out, benchUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cliflags.Parse(fs, args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
