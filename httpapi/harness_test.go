@@ -165,7 +165,7 @@ func (b *syncBuffer) String() string {
 
 // harness is a Server on a loopback httptest server.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	s    *Server
 	ts   *httptest.Server
 	db   DB
@@ -189,7 +189,7 @@ func testConfig(logs *syncBuffer, reg *prometheus.Registry) Config {
 
 // newHarness starts a server over db (a fresh fsmDB when nil); edit may
 // change the configuration.
-func newHarness(t *testing.T, db DB, edit func(*Config)) *harness {
+func newHarness(t testing.TB, db DB, edit func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	if db == nil {
