@@ -81,10 +81,14 @@ func carryIndexSet(set *rules.Ruleset, prev *IndexSet) *IndexSet {
 // published: BuildIndexes then has work.
 func (f *FSM) IndexWork() <-chan struct{} { return f.indexWork }
 
+// installAtMost is how many written paths a build catches up with
+// outside Apply's lock (in rounds, while writes go on) before installing.
+const installAtMost = 256
+
 // BuildIndexes builds on the calling goroutine the indexes the current
 // state's rules declare and Apply left out, and installs them; it returns
 // once the current set is complete, or with ctx's error. Apply waits only
-// while the indexes catch up with the writes applied during the build.
+// while the indexes catch up with the last few writes of the build.
 func (f *FSM) BuildIndexes(ctx context.Context) error {
 	for {
 		s := f.cur.Load()
@@ -95,23 +99,45 @@ func (f *FSM) BuildIndexes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		f.installIndexes(s.indexes, s.root, built)
+		f.installIndexes(f.catchUp(s.indexes, s.root, built))
 	}
+}
+
+// catchUp brings built, the complete set of from's rules over root, up to
+// date with the writes applied since, in a few rounds outside Apply's
+// lock, while there are more than installAtMost paths to catch up with.
+// It returns the partial set and tree built is now of.
+func (f *FSM) catchUp(from *IndexSet, root *tree.Node, built *IndexSet) (*IndexSet, *tree.Node, *IndexSet) {
+	for range 8 {
+		cur := f.cur.Load()
+		paths, ok := cur.indexes.since(from)
+		if !ok || len(paths) <= installAtMost {
+			break
+		}
+		from, root, built = cur.indexes, cur.root, built.afterWrite(root, cur.root, paths)
+	}
+	return from, root, built
+}
+
+// since returns the paths written between the partial set from and s, a
+// later one, and false when s is not one: new rules, a complete set, or
+// more writes than the log keeps.
+func (s *IndexSet) since(from *IndexSet) ([][]string, bool) {
+	if !s.Pending() {
+		return nil, false
+	}
+	return s.pending.since(from.pending)
 }
 
 // installIndexes makes built, the complete set of from's rules over root
 // (the tree of the state whose partial set was from), the current state's
 // set, brought up to date with the writes applied since. It reports false,
-// changing nothing, when the current set is not from's successor: new
-// rules, a complete set, or more writes than the log keeps.
+// changing nothing, when the current set is not a later one than from.
 func (f *FSM) installIndexes(from *IndexSet, root *tree.Node, built *IndexSet) bool {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	cur := f.cur.Load()
-	if !cur.indexes.Pending() {
-		return false
-	}
-	paths, ok := cur.indexes.pending.since(from.pending)
+	paths, ok := cur.indexes.since(from)
 	if !ok {
 		return false
 	}

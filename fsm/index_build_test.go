@@ -183,3 +183,33 @@ func TestIndexBuildsDuringWrites(t *testing.T) {
 	s := f.cur.Load()
 	checkIndexSet(t, "in the end", s.indexes, s.rules, s.root)
 }
+
+// TestIndexBuildCatchesUpInRounds: a build many writes went past catches
+// up with them before it takes Apply's lock, and is then current.
+func TestIndexBuildCatchesUpInRounds(t *testing.T) {
+	f := newTestFSM()
+	setRules(t, f, indexRules)
+	r := rand.New(rand.NewSource(3))
+	for range 100 {
+		f.apply(randomIndexWrite(r))
+	}
+	building := f.cur.Load()
+	built, err := buildIndexSet(context.Background(), building.indexes.rules, building.root, building.indexes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 * installAtMost {
+		f.apply(randomIndexWrite(r))
+	}
+	from, root, built := f.catchUp(building.indexes, building.root, built)
+	s := f.cur.Load()
+	if from != s.indexes || root != s.root {
+		t.Fatal("the build did not catch up with the writes")
+	}
+	checkIndexSet(t, "caught up outside the lock", built, s.rules, s.root)
+	if !f.installIndexes(from, root, built) {
+		t.Fatal("not installed")
+	}
+	s = f.cur.Load()
+	checkIndexSet(t, "installed", s.indexes, s.rules, s.root)
+}

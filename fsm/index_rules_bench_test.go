@@ -47,3 +47,54 @@ func BenchmarkIndexOnRulesApply(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWritesDuringIndexBuild adds `.indexOn` over /items of a
+// million children while one-child writes go on, 20 µs apart, and reports
+// the longest apply among them (max-apply-ms, the rules' own included)
+// and how many were applied while the index was built (writes/op): what
+// the build held writes up.
+//
+//	go test -run '^$' -bench BenchmarkWritesDuringIndexBuild -benchtime 2x ./fsm/
+func BenchmarkWritesDuringIndexBuild(b *testing.B) {
+	const n = 1_000_000
+	f := scoresFSM(b, n, "")
+	var longest time.Duration
+	writes := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		setRules(b, f, `{"rules": {}}`)
+		b.StartTimer()
+		done := make(chan error, 1)
+		go func() {
+			<-f.IndexWork()
+			done <- f.BuildIndexes(context.Background())
+		}()
+		start := time.Now()
+		setRules(b, f, `{"rules": {"items": {".indexOn": "score"}}}`)
+		longest = max(longest, time.Since(start))
+		for building := true; building; writes++ {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				building = false
+			default:
+			}
+			time.Sleep(20 * time.Microsecond)
+			start := time.Now()
+			if _, err := f.applyParsed(Command{Kind: CmdSet, Path: tree.Path{"items", fmt.Sprintf("k%07d", writes%n), "score"},
+				Parsed: true, Value: tree.Int(int64(writes))}); err != nil {
+				b.Fatal(err)
+			}
+			longest = max(longest, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	if f.cur.Load().indexes.Pending() {
+		b.Fatal("the index was not installed")
+	}
+	b.ReportMetric(float64(longest.Microseconds())/1000, "max-apply-ms")
+	b.ReportMetric(float64(writes)/float64(b.N), "writes/op")
+}
