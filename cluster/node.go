@@ -152,8 +152,9 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		return false
 	})
 	n.raft.RegisterObserver(n.observer)
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go n.watch()
+	go n.indexLoop()
 	n.net.Serve(n.handleRPC)
 
 	bootstrapped := false

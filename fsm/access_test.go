@@ -31,7 +31,7 @@ func as(uid string) *Access {
 	return &Access{Auth: map[string]any{"uid": uid}}
 }
 
-func setRules(t *testing.T, f *testFSM, src string) {
+func setRules(t testing.TB, f *testFSM, src string) {
 	t.Helper()
 	if _, err := f.apply(Command{Kind: CmdSetRules, Body: []byte(src)}); err != nil {
 		t.Fatalf("set rules: %v", err)

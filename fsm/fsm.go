@@ -38,6 +38,10 @@ type ApplyResponse struct {
 // without locks.
 type FSM struct {
 	cur atomic.Pointer[state]
+	// applyMu orders the installs of indexes built outside Apply
+	// (BuildIndexes) with Apply, which otherwise runs alone.
+	applyMu   sync.Mutex
+	indexWork chan struct{}
 
 	mu      sync.Mutex
 	waiters map[uint64][]chan struct{}
@@ -55,7 +59,7 @@ type Entry struct {
 
 // New returns an empty FSM.
 func New() *FSM {
-	f := &FSM{waiters: map[uint64][]chan struct{}{}}
+	f := &FSM{waiters: map[uint64][]chan struct{}{}, indexWork: make(chan struct{}, 1)}
 	f.cur.Store(&state{})
 	return f
 }
@@ -126,11 +130,19 @@ func (f *FSM) publish(s *state, events []Event) {
 	if sink != nil && len(events) > 0 {
 		sink(events)
 	}
+	if s.indexes.Pending() {
+		select {
+		case f.indexWork <- struct{}{}:
+		default: // already signalled
+		}
+	}
 }
 
 // Apply applies one log entry and returns its response (nil for an
 // entry that is not a command).
 func (f *FSM) Apply(l Entry) *ApplyResponse {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	next, resp, events, stop := step(f.cur.Load(), l)
 	if stop != nil {
 		panic(stop)
@@ -146,6 +158,8 @@ func (f *FSM) Apply(l Entry) *ApplyResponse {
 // returned, and the states in between are never visible, which readers
 // cannot tell from a batch applied faster.
 func (f *FSM) ApplyBatch(logs []Entry) []*ApplyResponse {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	resps := make([]*ApplyResponse, len(logs))
 	s := f.cur.Load()
 	var events []Event
@@ -213,6 +227,8 @@ func (f *FSM) Restore(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	f.publish(s, []Event{{Index: s.index, Kind: EventPut, Path: nil, Value: s.root}, {Index: s.index, Kind: EventRules}})
 	return nil
 }

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,17 +22,22 @@ import (
 // IndexSet is the `.indexOn` indexes of one state: for every location
 // whose rules declare an index, and every child path declared there, the
 // location's children in the order a query by that child path sorts them.
-// It is a pure function of the rules and the tree, so every replica holds
-// the same one, and it never changes once published: a write makes a new
-// set sharing everything the write did not touch, as the tree does. Indexes
-// are not written to snapshots; Restore rebuilds them. A nil *IndexSet has
-// no indexes.
+// A complete set is a pure function of the rules and the tree. New rules
+// make a partial set (Pending): Apply keeps only the indexes the old
+// rules had, and FSM.BuildIndexes builds the others outside Apply; until
+// then their queries scan, with the same answers. A set never changes once
+// published: a write makes a new set sharing everything the write did not
+// touch, as the tree does. Indexes are not written to snapshots; Restore
+// rebuilds them. A nil *IndexSet has no indexes.
 type IndexSet struct {
 	rules *rules.Ruleset
 	decls []indexDecl
 	// locs holds the indexes by key (indexKey): a location's indexes, and
 	// those of every location below it, are one run of keys.
 	locs *btree.BTreeG[*locIndex]
+	// pending, for a partial set, is what was written since it was made
+	// (index_build.go); nil for a complete one.
+	pending *writeLog
 }
 
 // indexDecl is one child path of one `.indexOn` declaration.
@@ -139,28 +145,36 @@ func declsOf(set *rules.Ruleset) []indexDecl {
 
 // buildIndexSet indexes root for every declaration of set (nil: none).
 // An index of prev, a set of the same root, is taken over as it is, so
-// changing the rules rebuilds only the indexes they add.
-func buildIndexSet(set *rules.Ruleset, root *tree.Node, prev *IndexSet) *IndexSet {
+// changing the rules rebuilds only the indexes they add. It stops with
+// ctx's error between two locations.
+func buildIndexSet(ctx context.Context, set *rules.Ruleset, root *tree.Node, prev *IndexSet) (*IndexSet, error) {
 	if set == nil {
-		return nil
+		return nil, nil
 	}
 	decls := declsOf(set)
 	if len(decls) == 0 {
-		return nil
+		return nil, nil
 	}
 	s := &IndexSet{rules: set, decls: decls, locs: newIndexLocs()}
+	var err error
 	for i := range decls {
 		d := &decls[i]
 		walkPattern(root, nil, d.pattern, func(loc tree.Path, n *tree.Node) {
-			if !s.declares(loc, d.child) {
+			if err != nil || !s.declares(loc, d.child) {
+				return
+			}
+			if err = ctx.Err(); err != nil {
 				return
 			}
 			key := indexKey(loc, d.child)
-			li, _ := indexFor(prev.get(key), key, loc, d, n)
+			li, _ := indexFor(prev.get(key), key, loc, d, n, true)
 			s.locs.Set(li)
 		})
 	}
-	return s
+	if err != nil {
+		return nil, fmt.Errorf("build indexes: %w", err)
+	}
+	return s, nil
 }
 
 // walkPattern calls fn for every object below n (which is at at) whose
@@ -203,14 +217,18 @@ func patternMatches(pattern []string, p tree.Path) bool {
 
 // indexFor returns the index of the object n at loc for d: prev's, an
 // index of the same location and child path in an older tree, when it
-// still fits (tree.Index.Reuse), and otherwise a new one, built reports.
-func indexFor(prev *locIndex, key string, loc tree.Path, d *indexDecl, n *tree.Node) (li *locIndex, built bool) {
+// still fits (tree.Index.Reuse), and otherwise a new one, built reports —
+// or nil when it would have to be built and build is false.
+func indexFor(prev *locIndex, key string, loc tree.Path, d *indexDecl, n *tree.Node, build bool) (li *locIndex, built bool) {
 	if prev != nil {
 		if ix := prev.ix.Reuse(n); ix == prev.ix {
 			return prev, false
 		} else if ix != nil {
 			return &locIndex{key: key, loc: prev.loc, ix: ix}, false
 		}
+	}
+	if !build {
+		return nil, false
 	}
 	return &locIndex{key: key, loc: slices.Clone(loc), ix: tree.BuildIndex(n, d.order)}, true
 }

@@ -40,7 +40,7 @@ func scoresNode(tb testing.TB, n int) *tree.Node {
 }
 
 // scoresFSM is an FSM holding scoresNode(tb, n) at /items under rules that
-// declare indexOn there (none when empty).
+// declare indexOn there (none when empty), its indexes built.
 func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 	tb.Helper()
 	f := newTestFSM()
@@ -56,6 +56,9 @@ func scoresFSM(tb testing.TB, n int, indexOn string) *testFSM {
 	}
 	if got := f.Root().Get(tree.Path{"items"}).Len(); got != n {
 		tb.Fatalf("%d children, want %d", got, n)
+	}
+	if err := f.BuildIndexes(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 	return f
 }

@@ -13,9 +13,11 @@ import (
 
 // TestIndexesFollowWrites applies random writes (PUT, DELETE, PATCH, POST
 // and priorities, at, above and below indexed locations, admin and
-// judged) and rules changes. After every entry the indexes kept by Apply
-// must equal those built from scratch, and random queries must answer the
-// same from an index as by scanning.
+// judged) and rules changes. The indexes new rules declare are built from
+// the state the rules made and installed some writes later, caught up
+// with them. After every entry the indexes kept by Apply must equal those
+// built from scratch (be some of them while they are being built), and
+// random queries must answer the same from an index as by scanning.
 func TestIndexesFollowWrites(t *testing.T) {
 	seeds, steps := int64(8), 150
 	if testing.Short() {
@@ -24,17 +26,50 @@ func TestIndexesFollowWrites(t *testing.T) {
 	used := 0
 	for seed := int64(1); seed <= seeds; seed++ {
 		r := rand.New(rand.NewSource(seed))
+		step0 := 0
 		f := newTestFSM()
 		for range 10 {
 			f.apply(randomIndexWrite(r)) // before any rules: judged ones are refused
 		}
+		// build is the state whose partial set is being built, due at
+		// step buildAt.
+		var (
+			build   *state
+			buildAt int
+		)
+		rulesSet := func() {
+			if build = f.cur.Load(); !build.indexes.Pending() {
+				build = nil
+			}
+			buildAt = step0 + r.Intn(12)
+		}
 		setRules(t, f, indexRules)
+		rulesSet()
 		ruleSets := []string{indexRules, otherIndexRules, noIndexRules, indexRules, indexRules}
 		for step := range steps {
 			what := ""
+			if build != nil && step >= buildAt {
+				built, err := buildIndexSet(context.Background(), build.indexes.rules, build.root, build.indexes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !f.installIndexes(build.indexes, build.root, built) {
+					t.Fatalf("seed %d step %d: the indexes built were not installed", seed, step)
+				}
+				build = nil
+			}
 			if r.Intn(30) == 0 {
 				src := ruleSets[r.Intn(len(ruleSets))]
 				setRules(t, f, src)
+				if build != nil {
+					// A build for rules replaced since must not be installed.
+					built, err := buildIndexSet(context.Background(), build.indexes.rules, build.root, build.indexes)
+					if err != nil || f.installIndexes(build.indexes, build.root, built) {
+						t.Fatalf("seed %d step %d: the indexes of replaced rules were installed (%v)", seed, step, err)
+					}
+				}
+				step0 = step
+				rulesSet()
 				what = "rules"
 			} else {
 				c := randomIndexWrite(r)
@@ -73,7 +108,8 @@ func TestIndexesFollowWrites(t *testing.T) {
 func itoa(i int64) string { return string(tree.AppendJSON(nil, tree.Int(i), tree.RenderOptions{})) }
 
 // TestIndexDeterminism: replicas applying the same entries, one by one or
-// in batches, and one restored from a snapshot, hold the same indexes.
+// in batches, and one restored from a snapshot, hold the same indexes once
+// built.
 func TestIndexDeterminism(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	var logs []Entry
@@ -94,6 +130,11 @@ func TestIndexDeterminism(t *testing.T) {
 			one.Apply(l)
 		}
 		batched.ApplyBatch(batch)
+		for _, f := range []*FSM{one, batched} {
+			if err := f.BuildIndexes(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		a, b := dumpIndexes(one.cur.Load().indexes), dumpIndexes(batched.cur.Load().indexes)
 		if a != b {
 			t.Fatalf("entry %d: indexes differ:\n%s\nbatched:\n%s", batch[len(batch)-1].Index, a, b)
@@ -117,9 +158,9 @@ func TestIndexDeterminism(t *testing.T) {
 	checkIndexSet(t, "restored", s.indexes, s.rules, s.root)
 }
 
-// TestIndexesFollowRules: setting rules indexes the data there, keeps the
-// indexes the new rules still declare (the same ones, not rebuilt) and
-// drops the others.
+// TestIndexesFollowRules: setting rules keeps the indexes the new rules
+// still declare (the same ones, not rebuilt) and drops the others at once;
+// the indexes they add are built by BuildIndexes.
 func TestIndexesFollowRules(t *testing.T) {
 	f := newTestFSM()
 	if _, err := f.apply(cmd(t, CmdSet, "/", `{"items": {"a": {"h": 2, "t": "x", "n": {"v": true}}, "b": {"h": 1}},
@@ -128,6 +169,9 @@ func TestIndexesFollowRules(t *testing.T) {
 	}
 	want := func(what string, n int) {
 		t.Helper()
+		if err := f.BuildIndexes(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		s := f.cur.Load()
 		checkIndexSet(t, what, s.indexes, s.rules, s.root)
 		if got := s.indexes.Len(); got != n {
@@ -144,9 +188,13 @@ func TestIndexesFollowRules(t *testing.T) {
 		t.Fatalf("items by h: %d children", byH.Len())
 	}
 	setRules(t, f, otherIndexRules)
+	s := f.cur.Load().indexes
+	if !s.Pending() || s.Lookup(tree.Path{"items"}, mustQuery(t, `"h"`)) != byH || s.Len() != 2 {
+		t.Fatalf("new rules, before the build: want items by h, rooms/r1/msgs by t kept:\n%s", dumpIndexes(s))
+	}
 	// items by h (kept), by t (new); rooms/$r/msgs by t (both rooms).
 	want("rules changed", 4)
-	s := f.cur.Load().indexes
+	s = f.cur.Load().indexes
 	if s.Lookup(tree.Path{"items"}, mustQuery(t, `"h"`)) != byH {
 		t.Error("an index the new rules still declare was rebuilt")
 	}

@@ -17,7 +17,7 @@ func indexesAfter(s, next *state, cmd *Command, res Result) *IndexSet {
 		if next.rules == nil {
 			return nil
 		}
-		return buildIndexSet(next.rules.Set, next.root, s.indexes)
+		return carryIndexSet(next.rules.Set, s.indexes)
 	}
 	if s.indexes == nil {
 		return nil // writtenPaths of a million-field PATCH costs ~100 ms
@@ -34,6 +34,10 @@ func (s *IndexSet) afterWrite(oldRoot, newRoot *tree.Node, paths [][]string) *In
 	w := indexWriter{old: s, oldRoot: oldRoot, newRoot: newRoot}
 	for _, p := range paths {
 		w.written(p)
+	}
+	if s.pending != nil {
+		// The indexes being built will catch up with these paths.
+		w.set().pending = s.pending.add(paths)
 	}
 	if w.next == nil {
 		return s
@@ -131,9 +135,11 @@ func (w *indexWriter) updateChild(d *indexDecl, loc tree.Path, k string) {
 		return
 	}
 	if cur == nil {
-		// The location was null or a leaf: all its children are new.
-		li, _ := indexFor(nil, key, loc, d, n)
-		w.put(li, true)
+		// The location was null or a leaf: all its children are new (or,
+		// in a partial set, its index is being built).
+		if li, _ := indexFor(nil, key, loc, d, n, w.old.pending == nil); li != nil {
+			w.put(li, true)
+		}
 		return
 	}
 	was, c := w.oldRoot.Get(loc).Child(k), n.Child(k)
@@ -187,8 +193,9 @@ func (w *indexWriter) replaceBelow(p tree.Path) {
 				return
 			}
 			key := indexKey(loc, d.child)
-			li, built := indexFor(w.old.get(key), key, loc, d, n)
-			w.put(li, built)
+			if li, built := indexFor(w.old.get(key), key, loc, d, n, s.pending == nil); li != nil {
+				w.put(li, built)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -184,7 +185,9 @@ func readSnapshot(r io.Reader) (*state, error) {
 	s.root = root
 	if s.rules != nil {
 		// Indexes are derived data, rebuilt rather than stored.
-		s.indexes = buildIndexSet(s.rules.Set, root, nil)
+		if s.indexes, err = buildIndexSet(context.Background(), s.rules.Set, root, nil); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

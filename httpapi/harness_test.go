@@ -32,6 +32,10 @@ type fsmDB struct {
 	f        *fsm.FSM
 	index    uint64
 	commands []fsm.Command
+	// holdIndexes leaves the indexes new rules declare unbuilt (their
+	// queries scan); otherwise each proposal builds them before it
+	// returns, as a node's builder soon does.
+	holdIndexes bool
 }
 
 func newFSMDB() *fsmDB { return &fsmDB{f: fsm.New()} }
@@ -56,6 +60,11 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 	ar := d.f.Apply(fsm.Entry{Index: d.index, Command: true, Data: data})
 	if ar == nil {
 		return fsm.Answer{}, fmt.Errorf("apply of command %d answered nothing", d.index)
+	}
+	if !d.holdIndexes {
+		if err := d.f.BuildIndexes(context.Background()); err != nil {
+			return fsm.Answer{}, err
+		}
 	}
 	return fsm.AnswerFor(fsm.AnswerKind(data), ar.Result, ar.Err, o)
 }

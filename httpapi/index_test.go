@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"testing"
@@ -103,4 +104,42 @@ func TestStrictIndexes(t *testing.T) {
 		{name: "without strict indexes", req: req{method: "GET", path: `/dinosaurs.json?orderBy=%22length%22&limitToLast=1`}, status: 200,
 			body: `{"c":{"height":2,"length":3}}`},
 	})
+}
+
+// TestQueryWhileIndexBuilds: a query of an index the rules declare but
+// that is not built yet scans, and answers exactly what it answers from
+// the index once built.
+func TestQueryWhileIndexBuilds(t *testing.T) {
+	fx := loadQueryFixture(t)
+	db := newFSMDB()
+	db.holdIndexes = true
+	h := newHarness(t, db, nil)
+	if r := h.do(req{method: "PUT", path: "/.json?print=silent", body: str(string(fx.Data))}); r.status != 204 {
+		t.Fatalf("PUT fixture: %d %s", r.status, r.body)
+	}
+	if r := h.do(req{method: "PUT", path: "/.settings/rules.json", body: str(indexedRules)}); r.status != 200 {
+		t.Fatalf("PUT rules: %d %s", r.status, r.body)
+	}
+	if ixs := db.f.ReadLocal(nil).Indexes; !ixs.Pending() || ixs.Len() != 0 {
+		t.Fatalf("indexes built by the rules' write: pending %v, %d", ixs.Pending(), ixs.Len())
+	}
+	var paths []string
+	building := map[string]response{}
+	for _, tc := range fx.Cases {
+		path := tc.Path + ".json?" + encodeQuery(t, tc.Query)
+		paths = append(paths, path)
+		building[path] = h.get(path)
+	}
+	if err := db.f.BuildIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ixs := db.f.ReadLocal(nil).Indexes; ixs.Pending() || ixs.Len() < 10 {
+		t.Fatalf("after the build: pending %v, %d indexes", ixs.Pending(), ixs.Len())
+	}
+	for _, path := range paths {
+		want, got := building[path], h.get(path)
+		if got.status != want.status || got.body != want.body {
+			t.Errorf("GET %s: %d %s once built, %d %s while building", path, got.status, got.body, want.status, want.body)
+		}
+	}
 }

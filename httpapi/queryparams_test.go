@@ -101,6 +101,9 @@ func TestIndexedFixtureQueries(t *testing.T) {
 			t.Fatal(r.Err)
 		}
 	}
+	if err := f.BuildIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	used := 0
 	for _, c := range fx.Cases {
 		q, err := parseQueryParams(queryParamsOf(t, c.Query))

@@ -5,11 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arbordb/arbor/fsm/rules"
 	"github.com/arbordb/arbor/httpapi/idtoken"
 )
 
@@ -176,4 +180,35 @@ func TestStreamCancelledWhenDataStopsTheRead(t *testing.T) {
 	s.want(`put {"path":"/n","data":2}`)
 	h.do(req{method: "PUT", path: "/room/open.json", body: str(`false`)})
 	s.want(`cancel "Permission denied"`, "closed")
+}
+
+// TestRulesTooLarge: a rules upload over the rules' limit is a 413 that
+// names that limit, not the data writes' WRITE_TOO_BIG, whether its
+// length is announced or only found out while reading it.
+func TestRulesTooLarge(t *testing.T) {
+	h := newRulesHarness(t, nil)
+	want := errBody(fmt.Sprintf("Rules are too large (limit %d bytes).", rules.MaxSourceBytes))
+	big := `{"rules": {}}` + strings.Repeat(" ", 10<<20)
+	h.run([]step{
+		{name: "10 MB", req: req{method: "PUT", path: "/.settings/rules.json", body: str(big)}, status: 413, body: want},
+		{name: "one byte over", req: req{method: "PUT", path: "/.settings/rules.json", body: str(big[:rules.MaxSourceBytes+1])},
+			status: 413, body: want},
+		{name: "at the limit", req: req{method: "PUT", path: "/.settings/rules.json", body: str(big[:rules.MaxSourceBytes])},
+			status: 200, body: `{"status":"ok"}`},
+	})
+	// Without a Content-Length the limit is found while reading.
+	hr, err := http.NewRequest(http.MethodPut, h.ts.URL+"/.settings/rules.json", io.MultiReader(strings.NewReader(big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Authorization", "Bearer "+adminSecret)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if hr.ContentLength != 0 || resp.StatusCode != http.StatusRequestEntityTooLarge || string(body) != want {
+		t.Fatalf("chunked upload (length %d): %d %q, want 413 %q", hr.ContentLength, resp.StatusCode, body, want)
+	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,15 +12,19 @@ import (
 
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/rules"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // rulesPath is the one settings path (escaped, without ".json").
 const rulesPath = "/.settings/rules"
 
-// maxRulesBytes bounds a rules upload (rules.Parse refuses more anyway).
-const maxRulesBytes = 1 << 20
+// maxRulesBytes bounds a rules upload: what rules.Parse accepts.
+const maxRulesBytes = rules.MaxSourceBytes
 
 var (
+	// errRulesTooBig names the rules' own limit: a rules upload is not a
+	// data write, so the data writes' WRITE_TOO_BIG text would mislead.
+	errRulesTooBig    = tree.Public(tree.ErrTooLarge, fmt.Sprintf("Rules are too large (limit %d bytes).", maxRulesBytes))
 	errUnknownSetting = badRequest("Unknown settings path: only /.settings/rules.json exists")
 	errRulesMethod    = badRequest("Only GET and PUT are supported on /.settings/rules.json")
 	rulesSetAnswer    = []byte(`{"status":"ok"}`)
@@ -58,6 +63,9 @@ func (s *Server) settings(c *gin.Context, method, escaped string, strict bool, v
 		sendData(c, opts, http.StatusOK, src)
 	case http.MethodPut:
 		src, err := readBody(c, maxRulesBytes)
+		if errors.Is(err, tree.ErrTooLarge) {
+			err = errRulesTooBig
+		}
 		if err != nil {
 			s.writeError(c, err)
 			return

@@ -9,9 +9,10 @@ import (
 )
 
 // Limits on the rules document. They keep Parse linear and its recursion
-// shallow whatever a client uploads.
+// shallow whatever a client uploads. MaxSourceBytes is the largest rules
+// document Parse accepts, in bytes.
 const (
-	maxSourceBytes = 1 << 20
+	MaxSourceBytes = 1 << 20
 	maxJSONDepth   = 64
 )
 
@@ -56,8 +57,8 @@ type jsonParser struct {
 
 // parseSource parses a whole rules document into a jval tree.
 func parseSource(src []byte) (*jval, *SyntaxError) {
-	if len(src) > maxSourceBytes {
-		return nil, errorAt(src, 0, "Rules are too large (limit %d bytes).", maxSourceBytes)
+	if len(src) > MaxSourceBytes {
+		return nil, errorAt(src, 0, "Rules are too large (limit %d bytes).", MaxSourceBytes)
 	}
 	if !utf8.Valid(src) {
 		off := 0

@@ -131,12 +131,12 @@ func TestSourceErrors(t *testing.T) {
 }
 
 func TestSourceSizeLimit(t *testing.T) {
-	pad := strings.Repeat(" ", maxSourceBytes)
+	pad := strings.Repeat(" ", MaxSourceBytes)
 	e := syntaxErr(t, `{"rules": {}}`+pad)
 	if !strings.Contains(e.Msg, "too large") {
 		t.Errorf("got %v", e)
 	}
-	mustParse(t, (`{"rules": {}}` + pad)[:maxSourceBytes])
+	mustParse(t, (`{"rules": {}}` + pad)[:MaxSourceBytes])
 }
 
 func TestSourceAccepts(t *testing.T) {
