@@ -330,14 +330,14 @@ func (l *streamLoop) deliver() error {
 func (l *streamLoop) send(frames []frame) error {
 	size := 0
 	for _, f := range frames {
-		size += len(f.data)
+		size += f.size()
 	}
 	l.armDeadline(size)
 	for _, f := range frames {
 		if f.index != 0 && f.index <= l.base {
 			continue // the initial put already holds it
 		}
-		if err := l.write(f.index, f.data); err != nil {
+		if err := l.write(f.index, f.bytes()); err != nil {
 			return err
 		}
 		l.s.metrics.streamEvents.Inc()

@@ -309,7 +309,7 @@ func TestFramesForMatchesDeliver(t *testing.T) {
 		h.publish(events)
 		var got []string
 		for _, f := range sub.take() {
-			got = append(got, string(f.data))
+			got = append(got, string(f.bytes()))
 		}
 		var want []string
 		for i := range events {

@@ -24,10 +24,70 @@ import (
 // judges every reader. A reader found denied is cancelled before the
 // batch's frames reach it, and nothing later is queued for it.
 
-// frame is one server-sent event, rendered.
+// frame is one server-sent event: rendered already (data), or a change
+// the first stream that sends it renders, for every stream it concerns.
 type frame struct {
-	index uint64 // log index of the entry (0: not from the log)
-	data  []byte
+	index  uint64 // log index of the entry (0: not from the log)
+	data   []byte
+	change *change
+}
+
+// bytes is the frame rendered.
+func (f *frame) bytes() []byte {
+	if f.change != nil {
+		return f.change.sse()
+	}
+	return f.data
+}
+
+// size is about what the frame takes once rendered, for a queue's budget.
+func (f *frame) size() int {
+	if f.change != nil {
+		return f.change.size
+	}
+	return len(f.data)
+}
+
+// change is what one event means to the subscribers at one place of the
+// trie: a put of value, or a patch of fields, at rel below their location.
+// The apply goroutine only describes it; rendering it is left to the
+// subscribers' own goroutines, once for all of them and for each kind of
+// subscriber, so a large write costs the apply loop nothing per stream.
+type change struct {
+	rel    tree.Path
+	patch  bool
+	value  *tree.Node   // a put's (nil: deleted)
+	fields []tree.Field // a patch's
+	size   int          // its rendered size, about
+
+	sseOnce sync.Once
+	sseData []byte
+}
+
+// newPut describes a put of v at rel.
+func newPut(rel tree.Path, v *tree.Node) *change {
+	return &change{rel: rel, value: v, size: 64 + len(rel)*8 + int(v.Size())}
+}
+
+// newPatch describes a patch of fields at rel.
+func newPatch(rel tree.Path, fields []tree.Field) *change {
+	c := &change{rel: rel, patch: true, fields: fields, size: 64 + len(rel)*8}
+	for _, f := range fields {
+		c.size += len(f.Path)*8 + int(f.Value.Size())
+	}
+	return c
+}
+
+// sse is the change as a server-sent event.
+func (c *change) sse() []byte {
+	c.sseOnce.Do(func() {
+		if c.patch {
+			c.sseData = patchFrame(c.rel, c.fields)
+		} else {
+			c.sseData = putFrame(c.rel, c.value)
+		}
+	})
+	return c.sseData
 }
 
 // subscriber is one open stream.
@@ -65,12 +125,12 @@ func (s *subscriber) push(f frame) {
 	if s.finished {
 		return
 	}
-	if s.queued+len(f.data) > s.budget {
+	if s.queued+f.size() > s.budget {
 		s.tooSlowLocked()
 		return
 	}
 	s.queue = append(s.queue, f)
-	s.queued += len(f.data)
+	s.queued += f.size()
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -326,7 +386,7 @@ func (h *hub) deliver(e *fsm.Event) {
 	n := &h.root
 	for depth := 0; ; depth++ {
 		if len(n.subs) > 0 { // at or above the change: one rendering for all of them
-			h.pushAll(n, frame{index: e.Index, data: eventFrame(e, e.Path[depth:])})
+			h.pushAll(n, frame{index: e.Index, change: eventChange(e, e.Path[depth:])})
 		}
 		if depth == len(e.Path) {
 			break
@@ -361,7 +421,7 @@ func (h *hub) deliverPatchField(n *trieNode, f tree.Field, index uint64) {
 			break
 		}
 		if len(n.subs) > 0 {
-			h.pushAll(n, frame{index: index, data: putFrame(f.Path[i+1:], f.Value)})
+			h.pushAll(n, frame{index: index, change: newPut(f.Path[i+1:], f.Value)})
 		}
 	}
 	h.deliverBelow(n, nil, index, f.Value)
@@ -371,7 +431,7 @@ func (h *hub) deliverPatchField(n *trieNode, f tree.Field, index uint64) {
 // changed location, whose new value is v) a put at its root.
 func (h *hub) deliverBelow(n *trieNode, rel tree.Path, index uint64, v *tree.Node) {
 	if len(n.subs) > 0 {
-		h.pushAll(n, frame{index: index, data: putFrame(nil, v.Get(rel))})
+		h.pushAll(n, frame{index: index, change: newPut(nil, v.Get(rel))})
 	}
 	for k, c := range n.children {
 		h.deliverBelow(c, append(rel[:len(rel):len(rel)], k), index, v)
@@ -388,12 +448,12 @@ func (h *hub) pushAll(n *trieNode, f frame) {
 	}
 }
 
-// eventFrame renders e for a subscriber rel above the change.
-func eventFrame(e *fsm.Event, rel tree.Path) []byte {
+// eventChange describes e for a subscriber rel above the change.
+func eventChange(e *fsm.Event, rel tree.Path) *change {
 	if e.Kind == fsm.EventPatch {
-		return patchFrame(rel, e.Fields)
+		return newPatch(rel, e.Fields)
 	}
-	return putFrame(rel, e.Value)
+	return newPut(rel, e.Value)
 }
 
 // putFrame is `event: put` with {"path": rel, "data": v}.

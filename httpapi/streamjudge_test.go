@@ -123,7 +123,7 @@ func TestPausedReaderGetsNothingFromItsDeniedPeriod(t *testing.T) {
 	}
 	var got []string
 	for _, f := range sub.take() {
-		got = append(got, string(f.data))
+		got = append(got, string(f.bytes()))
 	}
 	if want := `event: put` + "\n" + `data: {"path":"/title","data":"public title"}` + "\n\n"; strings.Join(got, "") != want {
 		t.Fatalf("queued for the paused reader:\n%q\nwant only\n%q", got, want)

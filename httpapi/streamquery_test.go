@@ -620,7 +620,7 @@ func TestStreamQueryBehindSkipsToTheNewest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(frames) != 1 || frames[0].index != 4 || string(frames[0].data) != "event: patch\ndata: {\"path\":\"/\",\"data\":{\"a\":7}}\n\n" {
+	if len(frames) != 1 || frames[0].index != 4 || string(frames[0].bytes()) != "event: patch\ndata: {\"path\":\"/\",\"data\":{\"a\":7}}\n\n" {
 		t.Fatalf("frames %d: %v", len(frames), frames)
 	}
 }

@@ -109,7 +109,7 @@ func resumeFrom(lastEventID string, resume bool) (uint64, bool, error) {
 func framesFor(path tree.Path, e *fsm.Event) [][]byte {
 	p := e.Path
 	if p.HasPrefix(path) { // at or below the stream's location
-		return [][]byte{eventFrame(e, p[len(path):])}
+		return [][]byte{eventChange(e, p[len(path):]).sse()}
 	}
 	if !path.HasPrefix(p) {
 		return nil
