@@ -9,12 +9,14 @@ import (
 )
 
 // The stream hub (SPEC §5): change events of the applied log, in commit
-// order, turned into each subscriber's frames. Subscribers are indexed by
-// path in a trie, so an event reaches the subscribers at, above and below
-// its path without looking at any other (10,000 streams on unrelated paths
-// cost little per write). Publish runs on the state machine's apply
-// goroutine and never blocks: a subscriber whose queue would pass its byte
-// budget is cancelled instead.
+// order, queued for each subscriber they concern as changes relative to
+// its location. Subscribers are indexed by path in a trie, so an event
+// reaches the subscribers at, above and below its path without looking at
+// any other (10,000 streams on unrelated paths cost little per write).
+// Publish runs on the state machine's apply goroutine and never blocks: it
+// renders nothing (a change is rendered by the first subscriber that sends
+// it, for all), and a subscriber whose queue would pass its byte budget is
+// cancelled instead.
 //
 // Every frame a subscriber is handed was readable by it in the state right
 // after the batch of entries that made it, under the rules in force then:
