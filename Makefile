@@ -68,7 +68,7 @@ bench: build
 bench-cluster: build
 	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -run='^$$' -bench='^BenchmarkCluster$$' -benchtime=1x -timeout 20m -v ./cmd/arbor/e2e
 
-## fuzz: each fuzz target (tree, fsm, rules, the REST path, queries and requests, ID tokens, the HTTP/2 guard) for FUZZTIME (default 30s)
+## fuzz: each fuzz target (tree, fsm, rules, the REST path, queries and requests, ID tokens) for FUZZTIME (default 30s)
 fuzz:
 	@set -e; for target in $(FUZZ_TREE); do \
 		echo "== tree $$target ($(FUZZTIME))"; \
@@ -87,9 +87,7 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) ./httpapi; \
 	done; \
 	echo "== idtoken FuzzVerify ($(FUZZTIME))"; \
-	$(GO) test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./httpapi/idtoken; \
-	echo "== HTTP/2 guard FuzzH2Guard ($(FUZZTIME))"; \
-	$(GO) test -run='^$$' -fuzz='^FuzzH2Guard$$' -fuzztime=$(FUZZTIME) ./cmd/arbor
+	$(GO) test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./httpapi/idtoken
 
 ## lint: go vet, then a gofmt check that fails on unformatted files
 lint:
