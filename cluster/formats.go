@@ -34,7 +34,7 @@ func thisBuild() buildFormats {
 		entry:    fsm.CommandVersion,
 		snapshot: fsm.SnapshotVersion,
 		kinds:    fsm.CommandKinds(),
-		// Since 2026-11-27; not an entry format: a follower finds out by
+		// Not an entry format: a follower finds out by
 		// asking (forwardPropose).
 		silentAnswers: true,
 	}

@@ -234,8 +234,8 @@ func (t *tcpNetwork) dial(addr raft.ServerAddress, timeout time.Duration) (net.C
 // milliseconds, so a dial that takes longer is to an address nobody holds
 // any more. On Kubernetes a replaced pod's old IP vanishes while DNS still
 // names it for a moment, and a connect to it hangs until its timeout:
-// with the transport's 10 s, every replaced pod waited ~11 s to be caught
-// up and Ready (issue 18). Connect (with the name resolved again, as every
+// with the transport's 10 s, every replaced pod would wait ~11 s to be
+// caught up and Ready. Connect (with the name resolved again, as every
 // dial does) and the TLS handshake now each get a LAN-sized bound, and
 // Raft's next attempt resolves the name again.
 const (

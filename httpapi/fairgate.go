@@ -9,8 +9,8 @@ import (
 
 // A write waits for Raft behind every write already proposed, and clients
 // are served first come, first served: one client's 1,000 concurrent
-// HTTP/2 PUTs kept everyone else's writes waiting behind them (canary p99
-// 0.3–0.55 s on two cores, issue 19). fairGate admits at most a fixed
+// HTTP/2 PUTs would keep everyone else's writes waiting behind them.
+// fairGate admits at most a fixed
 // number of writes in progress on the node; writes beyond that wait, and
 // as slots come free the waiting connections are admitted in turn, one
 // write each, so a connection with many writes waiting delays another's

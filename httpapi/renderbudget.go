@@ -17,10 +17,10 @@ import (
 
 // Large answers are rendered straight to the client in pieces of
 // answerChunk bytes through one pooled buffer (fsm's Spilling renderers):
-// rendering a whole answer in memory first took a node from 1.3 to 2.4 GB
-// under 32 parallel full reads of a 100,000-child node, and with a
-// whole-answer budget instead a third of such readers waited for a 503
-// (issue 19). Answers under renderSmall bytes are rendered at once.
+// rendering a whole answer in memory first would nearly double a node's
+// memory under parallel full reads of a large node, and a whole-answer
+// budget instead would make many such readers wait for a 503. Answers
+// under renderSmall bytes are rendered at once.
 const (
 	renderSmall = 1 << 20
 	answerChunk = 256 << 10
@@ -35,9 +35,8 @@ type renderBudget struct {
 	sem *semaphore.Weighted
 	// cpu admits at most half the cores (at least one) to render pieces
 	// of large answers at once. Rendering is CPU-bound (about 0.1 s per
-	// 30 MB): two renders at once on a two-core node left Raft and every
-	// other client waiting, and 32 parallel reads of a 30 MB node stalled
-	// small writes for a second on a loaded machine (issue 19). A slot is
+	// 30 MB): two renders at once on a two-core node would leave Raft and
+	// every other client waiting. A slot is
 	// held while a piece is rendered, never while it is written, so slow
 	// readers hold no core's slot, and readers take turns piece by piece.
 	cpu *semaphore.Weighted

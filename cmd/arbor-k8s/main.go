@@ -1,5 +1,5 @@
 // Command arbor-k8s runs the Kubernetes scenarios of `make test-k8s`
-// (issue 18, docs/KUBERNETES.md) against a single-node cluster that
+// (docs/KUBERNETES.md) against a single-node cluster that
 // scripts/k8s/cluster.sh started: it installs deploy/k8s with only the
 // image tag changed (and the anti-affinity removed, as deploy/README.md
 // says for one machine), then

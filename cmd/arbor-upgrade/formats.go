@@ -11,7 +11,7 @@ import (
 )
 
 // The formats that appeared after the reference release, which the run
-// must cross (issue 13; cluster/formats.go, cluster/DESIGN.md "Versions
+// must cross (cluster/formats.go, cluster/DESIGN.md "Versions
 // and rolling upgrades"): entry format 3 (a command over 1 MiB travels as
 // chunk entries), entry format 4 (security rules, and writes judged by
 // them) and snapshot format 2 (the rules inside the snapshot, written only

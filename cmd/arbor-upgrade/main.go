@@ -1,4 +1,4 @@
-// Command arbor-upgrade tests a rolling upgrade (issue 6, SPEC §9): it
+// Command arbor-upgrade tests a rolling upgrade (SPEC §9): it
 // starts a three-node cluster of an older release with mutual TLS, runs a
 // recorded read/write load, and replaces the nodes one at a time with the
 // new release the way a StatefulSet does — highest ordinal first, but the

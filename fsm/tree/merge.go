@@ -17,8 +17,8 @@ import (
 // size are those of the tree before the update, and each later field
 // sees the tree the earlier ones left. Field by field, though, a write
 // walks from the root, looks its parent up and rehashes every ancestor:
-// a PATCH of a million keys under one node took seconds on the Raft
-// apply loop while every other read and write waited (issue 19).
+// a PATCH of a million keys under one node would take seconds on the
+// Raft apply loop while every other read and write waited.
 //
 // mergeUpdate computes the same tree in one pass instead: it groups the
 // fields by their key at each level (sorted in key order), walks the old

@@ -2,7 +2,7 @@ package tree
 
 // Rendering a large answer into one buffer costs its whole size in memory
 // for every reader at once, and as much garbage afterwards: 32 parallel
-// reads of a 30 MB node doubled a node's memory (issue 19). The Spilling
+// reads of a large node would double a node's memory. The Spilling
 // renderers hand the buffer to a writer whenever it holds at least a
 // chosen number of bytes, between two values, so an answer of any size
 // is rendered through one small buffer.
