@@ -100,6 +100,9 @@ func (s *session) write(rq request) {
 		s.fail(rq, err)
 		return
 	}
+	// The changes the write made are sent first when this node has
+	// applied it already, as a client expects of its own write.
+	s.pump()
 	s.ok(rq, nil)
 }
 
