@@ -33,6 +33,12 @@ type rig struct {
 // newRig starts a server; edit may change its configuration.
 func newRig(t *testing.T, edit func(*Config)) *rig {
 	t.Helper()
+	return newRigWith(t, edit, fakeTokens{expires: testNow.Add(time.Hour)})
+}
+
+// newRigWith is newRig with its token verifier.
+func newRigWith(t *testing.T, edit func(*Config), tokens Tokens) *rig {
+	t.Helper()
 	r := &rig{t: t, db: newFSMDB()}
 	cfg := DefaultConfig()
 	cfg.AdminSecrets = []string{"admin-secret"}
@@ -42,7 +48,7 @@ func newRig(t *testing.T, edit func(*Config)) *rig {
 		edit(&cfg)
 	}
 	r.dis = NewLocalDisconnects(r.db, cfg.Now, slog.New(slog.DiscardHandler))
-	srv, err := New(cfg, Deps{DB: r.db, Events: r.db, Tokens: fakeTokens{expires: testNow.Add(time.Hour)}, Disconnects: r.dis})
+	srv, err := New(cfg, Deps{DB: r.db, Events: r.db, Tokens: tokens, Disconnects: r.dis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +85,11 @@ func (r *rig) dial() *client {
 	if h["t"] != "c" {
 		r.t.Fatalf("first message is not the hello: %v", h)
 	}
-	c.hello = h["d"].(map[string]any)["d"].(map[string]any)
+	hd := h["d"].(map[string]any)
+	if hd["t"] != "h" {
+		r.t.Fatalf("first message is not the hello: %v", h)
+	}
+	c.hello = hd["d"].(map[string]any)
 	return c
 }
 

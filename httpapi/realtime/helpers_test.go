@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/arbordb/arbor/fsm/tree"
 
 	"github.com/coder/websocket"
 )
@@ -20,3 +23,14 @@ func mustJSON(v any) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func utf8Valid(b []byte) bool { return utf8.Valid(b) }
+
+// mustPath is a path from its text.
+func mustPath(s string) tree.Path {
+	p, err := tree.SplitPath(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
