@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	firebase.google.com/go/v4 v4.19.0
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/coder/websocket v1.8.14
 	github.com/gin-gonic/gin v1.12.0
 	github.com/hashicorp/go-hclog v1.6.2
 	github.com/hashicorp/go-metrics v0.5.4

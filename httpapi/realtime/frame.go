@@ -1,0 +1,98 @@
+package realtime
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Framing: a message longer than one frame travels as a count frame (the
+// number of frames, at most six digits) and then that many frames, whose
+// text put together is the message; any other frame is a whole message.
+// The client sends "0" alone as a keep-alive. Both directions frame
+// alike; the server never sends "0", which a client would take for a
+// count.
+
+// maxFrameBytes is the most one frame carries: the SDKs split their
+// messages into 16,384 characters, and a frame this server sends is at
+// most as many bytes (so never more characters).
+const maxFrameBytes = 16384
+
+// maxCountDigits is the longest count frame the SDKs accept.
+const maxCountDigits = 6
+
+var (
+	// errTooBig is a message over Config.MaxMessageBytes.
+	errTooBig = errors.New("message too big")
+)
+
+// assembler puts a client's frames back together into messages.
+type assembler struct {
+	limit   int64  // Config.MaxMessageBytes
+	want    int    // frames still expected for the message being read
+	partial []byte // what came of it so far
+}
+
+// add takes one frame. It returns a whole message when one is complete,
+// nil for a keep-alive, a count frame or a part, and an error (wrapping
+// errTooBig or errBadFrame) when the framing cannot go on.
+func (a *assembler) add(f []byte) ([]byte, error) {
+	if a.want > 0 {
+		if int64(len(a.partial))+int64(len(f)) > a.limit {
+			return nil, fmt.Errorf("%w: over %d bytes", errTooBig, a.limit)
+		}
+		a.partial = append(a.partial, f...)
+		if a.want--; a.want > 0 {
+			return nil, nil
+		}
+		msg := a.partial
+		a.partial = nil
+		return msg, nil
+	}
+	if n, ok := frameCount(f); ok {
+		if n == 0 {
+			return nil, nil // keep-alive
+		}
+		a.want = n
+		return nil, nil
+	}
+	if int64(len(f)) > a.limit {
+		return nil, fmt.Errorf("%w: over %d bytes", errTooBig, a.limit)
+	}
+	return f, nil
+}
+
+// frameCount reads a count frame: one to six ASCII digits.
+func frameCount(f []byte) (int, bool) {
+	if len(f) == 0 || len(f) > maxCountDigits {
+		return 0, false
+	}
+	n := 0
+	for _, c := range f {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// splitFrames returns the frames that carry msg: msg itself when it fits
+// in one, else a count frame and pieces of at most maxFrameBytes, cut on
+// character boundaries (each frame is text on its own).
+func splitFrames(msg []byte) [][]byte {
+	if len(msg) <= maxFrameBytes {
+		return [][]byte{msg}
+	}
+	frames := [][]byte{nil}
+	for len(msg) > 0 {
+		n := min(len(msg), maxFrameBytes)
+		for n < len(msg) && n > 0 && !utf8.RuneStart(msg[n]) {
+			n--
+		}
+		frames = append(frames, msg[:n])
+		msg = msg[n:]
+	}
+	frames[0] = fmt.Appendf(nil, "%d", len(frames)-1)
+	return frames
+}

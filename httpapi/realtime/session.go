@@ -1,0 +1,234 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/arbordb/arbor/fsm"
+)
+
+// Why a session ended; the close frame carries the text.
+var (
+	errShutdown    = errors.New("the server is shutting down")
+	errTooSlow     = errors.New("too slow: the client did not read what was sent to it")
+	errWriteFailed = errors.New("writing to the client failed")
+	errIdle        = errors.New("idle: nothing received within the idle timeout")
+)
+
+// session is one connection: a reader goroutine that reads frames and
+// queues requests, the session loop that handles requests and listens'
+// changes one at a time (so a client's writes are made in the order it
+// sent them), and a writer goroutine that drains the outbox.
+type session struct {
+	srv  *Server
+	conn *websocket.Conn
+	id   string
+	host string
+	out  *outbox
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	reqs   chan request
+
+	// ready holds the listens whose feeds have changes; wake is
+	// signalled (non-blocking) when one is added.
+	readyMu sync.Mutex
+	ready   map[*listen]struct{}
+	wake    chan struct{}
+
+	// The session loop's own state.
+	who         identity
+	listens     map[listenKey]*listen
+	disconnects map[string]struct{} // paths with onDisconnect operations
+	registered  bool                // some operation was registered
+	expiry      *time.Timer         // fires when the token expires
+}
+
+func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
+	return &session{
+		srv: s, conn: conn, id: id, host: host,
+		out:         newOutbox(s.cfg.MaxOutboundBytes),
+		reqs:        make(chan request, s.cfg.MaxPendingRequests),
+		ready:       map[*listen]struct{}{},
+		wake:        make(chan struct{}, 1),
+		who:         s.anonymous(),
+		listens:     map[listenKey]*listen{},
+		disconnects: map[string]struct{}{},
+	}
+}
+
+// run serves the session until the connection ends, then runs its
+// onDisconnect operations.
+func (s *session) run(parent context.Context) {
+	// The session outlives the request's context only as long as the
+	// connection does; its own context ends it.
+	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(parent))
+	s.hello()
+	go s.out.writeLoop(s.ctx, s.conn, s)
+	go s.readLoop()
+	s.loop()
+	s.finish()
+}
+
+// hello sends the handshake: server time, version, the host the client
+// should come back to and the session id.
+func (s *session) hello() {
+	d := fmt.Appendf(nil, `{"ts":%d,"v":"5","h":`, s.srv.cfg.Now().UnixMilli())
+	d = appendString(d, s.host)
+	d = append(d, `,"s":`...)
+	d = appendString(d, s.id)
+	d = append(d, '}')
+	s.send(appendControl(nil, "h", d))
+}
+
+// send queues a message for the client; a client too far behind is cut
+// off.
+func (s *session) send(msg []byte) {
+	if !s.out.push(msg) {
+		s.end(errTooSlow)
+	}
+}
+
+// end stops the session for cause (the first cause wins).
+func (s *session) end(cause error) {
+	if s.cancel != nil {
+		s.cancel(cause)
+	}
+}
+
+// loop handles requests and listens' changes until the session ends.
+func (s *session) loop() {
+	for {
+		var expired <-chan time.Time
+		if s.expiry != nil {
+			expired = s.expiry.C
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case rq := <-s.reqs:
+			s.handle(rq)
+		case <-s.wake:
+			s.pump()
+		case <-expired:
+			s.expiry = nil
+			s.tokenExpired()
+		}
+	}
+}
+
+// readLoop reads frames until the connection ends: messages are
+// assembled and decoded, pings answered here, requests queued for the
+// loop (waiting while MaxPendingRequests are queued).
+func (s *session) readLoop() {
+	a := assembler{limit: s.srv.cfg.MaxMessageBytes}
+	for {
+		rctx, cancel := context.WithTimeout(s.ctx, s.srv.cfg.IdleTimeout)
+		typ, data, err := s.conn.Read(rctx)
+		idle := rctx.Err() != nil && s.ctx.Err() == nil
+		cancel()
+		switch {
+		case idle:
+			s.end(errIdle)
+			return
+		case errors.Is(err, websocket.ErrMessageTooBig):
+			s.closeWith(closeTooBig, fmt.Errorf("%w: over %d bytes", errTooBig, s.srv.cfg.MaxMessageBytes))
+			return
+		case err != nil:
+			s.end(err)
+			return
+		case typ != websocket.MessageText:
+			s.closeWith(websocket.StatusUnsupportedData, errors.New("binary frames are not part of the protocol"))
+			return
+		}
+		msg, err := a.add(data)
+		if err != nil {
+			s.closeWith(closeTooBig, err)
+			return
+		}
+		if msg == nil {
+			continue
+		}
+		m, err := decodeMessage(msg)
+		if err != nil {
+			s.closeWith(closeProtocol, err)
+			return
+		}
+		if m.control != "" {
+			if m.control == "p" {
+				s.send(appendControl(nil, "o", []byte("{}")))
+			}
+			continue // other control messages from clients need nothing
+		}
+		select {
+		case s.reqs <- m.req:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// closeWith tells the client why it is cut off and ends the session.
+func (s *session) closeWith(code websocket.StatusCode, err error) {
+	s.srv.cfg.Logger.Debug("realtime: closing a connection", "session", s.id, "err", err)
+	s.conn.Close(code, closeReason(err.Error()))
+	s.end(err)
+}
+
+// finish releases what the session holds once it ended: its feeds, the
+// connection, and then runs its onDisconnect operations.
+func (s *session) finish() {
+	for _, l := range s.listens {
+		l.close()
+	}
+	if s.expiry != nil {
+		s.expiry.Stop()
+	}
+	cause := context.Cause(s.ctx)
+	switch {
+	case errors.Is(cause, errShutdown):
+		s.conn.Close(websocket.StatusGoingAway, errShutdown.Error())
+	case errors.Is(cause, errTooSlow), errors.Is(cause, errIdle):
+		s.conn.Close(closePolicy, closeReason(cause.Error()))
+	default:
+		s.conn.CloseNow()
+	}
+	if s.registered && s.srv.deps.Disconnects != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.RequestTimeout)
+		defer cancel()
+		s.srv.deps.Disconnects.End(ctx, s.id)
+	}
+}
+
+// requestContext bounds the handling of one request.
+func (s *session) requestContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.ctx, s.srv.cfg.RequestTimeout)
+}
+
+// respond answers request rq (nothing when it asked for no answer).
+func (s *session) respond(rq request, status string, data []byte) {
+	if rq.id == nil {
+		return
+	}
+	s.send(appendResponse(nil, rq.id, status, data))
+}
+
+// fail answers rq with err's status and message.
+func (s *session) fail(rq request, err error) {
+	status, msg := statusOf(err)
+	if status == statusUnavailable {
+		s.srv.cfg.Logger.Warn("realtime: request failed", "session", s.id, "action", rq.action, "err", err)
+	}
+	s.respond(rq, status, appendString(nil, msg))
+}
+
+// ok answers rq with status ok and data (nil: "").
+func (s *session) ok(rq request, data []byte) { s.respond(rq, statusOK, data) }
+
+// denied reports whether err is the rules' refusal.
+func denied(err error) bool { return errors.Is(err, fsm.ErrPermissionDenied) }
