@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,10 @@ var writeSizeLimits = map[string]int64{
 	"large":     64 << 20,
 	"unlimited": 256 << 20,
 }
+
+// databaseName is what a database's name may be: a Firebase namespace,
+// the first label of its host name.
+var databaseName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // Config configures a Server. Build it with DefaultConfig and change what
 // you need; New copies it, so changing it afterwards has no effect.
@@ -68,6 +73,9 @@ type Config struct {
 	// StreamBufferBytes bounds the frames queued for one stream; a
 	// subscriber that falls further behind is cancelled (default 8 MiB).
 	StreamBufferBytes int
+	// DatabaseName is the name realtime-protocol clients must give in
+	// ?ns= (their databaseURL's); empty accepts any (--database-name).
+	DatabaseName string
 	// MaxBodyBytes caps a write's body whatever its write size limit
 	// (0: no cap); the server sets it from the largest replicated write.
 	MaxBodyBytes int64
@@ -123,6 +131,9 @@ func (c Config) Validate() error {
 	}
 	if c.WriteTimeout < 0 {
 		return errors.New("httpapi: write timeout must not be negative")
+	}
+	if c.DatabaseName != "" && !databaseName.MatchString(c.DatabaseName) {
+		return fmt.Errorf("httpapi: database name %q: want lowercase letters, digits and '-'", c.DatabaseName)
 	}
 	if c.StreamKeepAlive < 0 || c.StreamBufferBytes < 0 || c.RenderBudgetBytes < 0 || c.MaxBodyBytes < 0 {
 		return errors.New("httpapi: stream keep-alive and buffer must not be negative")

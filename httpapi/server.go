@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arbordb/arbor/httpapi/idtoken"
+	"github.com/arbordb/arbor/httpapi/realtime"
 )
 
 // Server is the HTTP front of one Arbor node.
@@ -24,10 +25,11 @@ type Server struct {
 	metrics     *metrics
 	engine      *gin.Engine
 	draining    atomic.Bool
-	hub         hub          // open event streams
-	queries     queryWatches // open streams with query parameters (streamquery.go)
-	render      renderBudget // bytes of large answers being rendered
-	writes      *fairGate    // client writes in progress (fairgate.go)
+	hub         hub              // open event streams
+	queries     queryWatches     // open streams with query parameters (streamquery.go)
+	render      renderBudget     // bytes of large answers being rendered
+	writes      *fairGate        // client writes in progress (fairgate.go)
+	rt          *realtime.Server // the realtime protocol at /.ws (realtimewire.go)
 
 	randMu sync.Mutex // Config.Rand need not be safe for concurrent use
 }
@@ -52,6 +54,9 @@ func New(cfg Config, db DB) (*Server, error) {
 	}
 	s.writes = newFairGate(cfg.MaxWritesInProgress, m.writesWaiting)
 	s.watchKeys()
+	if s.rt, err = s.newRealtime(); err != nil {
+		return nil, err
+	}
 	s.engine = s.routes()
 	return s, nil
 }
@@ -80,6 +85,7 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/status", s.status)
+	s.realtimeRoutes(e)
 	e.NoRoute(s.data)
 	return e
 }

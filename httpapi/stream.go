@@ -391,6 +391,7 @@ func (s *Server) PublishEvents(events []fsm.Event) {
 // detached streams (streamconn.go), which net/http's shutdown does not
 // wait for, have sent what was queued — within detachedGrace.
 func (s *Server) CloseStreams() {
+	s.rt.Close()
 	s.hub.close()
 	s.hub.detached.closeAll(detachedGrace)
 }

@@ -118,6 +118,13 @@ type subscriber struct {
 	finished bool
 	// cut (a func()) makes the stream's blocked write fail at once.
 	cut atomic.Value
+
+	// A realtime listen's (realtimefeed.go): batchEnd runs under the
+	// hub's lock after each batch that queued it anything, and notify
+	// (never blocking) whenever it should look at its feed.
+	batchEnd func()
+	notify   func()
+	touched  uint64 // the last batch that queued it anything; hub's lock
 }
 
 // push queues f, or cancels the subscriber when it is over budget.
@@ -136,6 +143,13 @@ func (s *subscriber) push(f frame) {
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+}
+
+// signal tells a realtime listen to look at its feed.
+func (s *subscriber) signal() {
+	if s.notify != nil {
+		s.notify()
 	}
 }
 
@@ -175,6 +189,9 @@ func (s *subscriber) finishLocked(reason string) {
 	}
 	s.finished, s.reason = true, reason
 	close(s.done)
+	if s.notify != nil {
+		go s.notify() // not under s.mu: the listen takes it to read its feed
+	}
 }
 
 // trieNode holds the subscribers of one path and its children's nodes.
@@ -197,9 +214,10 @@ type hub struct {
 	root    trieNode
 	count   int
 	closed  bool
-	batch   uint64  // batches published
-	rulesAt uint64  // log index of the last rules change published
-	recent  history // for resumes (streamresume.go)
+	batch   uint64        // batches published
+	rulesAt uint64        // log index of the last rules change published
+	ended   []*subscriber // realtime listens the batch being published queued anything for
+	recent  history       // for resumes (streamresume.go)
 	// detached are the HTTP/1.1 streams on connections of their own
 	// (streamconn.go).
 	detached detachedStreams
@@ -379,6 +397,10 @@ func (h *hub) publish(events []fsm.Event) {
 		h.recent.add(events[i])
 		h.deliver(&events[i])
 	}
+	for _, s := range h.ended {
+		s.batchEnd()
+	}
+	h.ended = h.ended[:0]
 }
 
 // deliver sends e to the subscribers it concerns: those at or above its
@@ -446,6 +468,10 @@ func (h *hub) pushAll(n *trieNode, f frame) {
 	for s := range n.subs {
 		if h.admit(s) {
 			s.push(f)
+			if s.batchEnd != nil && s.touched != h.batch {
+				s.touched = h.batch
+				h.ended = append(h.ended, s)
+			}
 		}
 	}
 }

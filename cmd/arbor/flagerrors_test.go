@@ -31,6 +31,7 @@ var badServeValues = map[string][]string{
 	"default-write-size-limit": {"huge"},
 	"write-timeout":            {"abc", "0s", "5"},
 	"max-token-lifetime":       {"forever", "0s", "-1h"},
+	"database-name":            {"My DB", "-x", "a.b"},
 	"snapshot-threshold":       {"0", "many", "-1"},
 	"trailing-logs":            {"x"},
 	"reap-after":               {"-1s", "soon"},

@@ -39,6 +39,7 @@ type serveConfig struct {
 	FirebaseProject        string
 	MaxTokenLifetime       time.Duration
 	StrictIndexes          bool
+	DatabaseName           string
 	Dev                    bool
 	DefaultReadConsistency string
 	DefaultWriteSizeLimit  string
@@ -117,6 +118,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.Var((*stringList)(&c.JWTAudiences), "jwt-audience", "`aud` an ID token must name (repeatable; default: any)")
 	fs.Var((*stringList)(&c.JWTIssuers), "jwt-issuer", "`iss` an ID token must have (repeatable; default: any)")
 	fs.DurationVar(&c.MaxTokenLifetime, "max-token-lifetime", c.MaxTokenLifetime, "longest lifetime (exp - iat) of an ID token accepted (Firebase's live 1h); a token must carry exp and iat")
+	fs.StringVar(&c.DatabaseName, "database-name", c.DatabaseName, "the database's `name`: Firebase SDKs must give it as ?ns= in their databaseURL (default: any name is accepted)")
 	fs.BoolVar(&c.StrictIndexes, "strict-indexes", c.StrictIndexes, "refuse, like Firebase, an orderByChild/orderByValue query whose .indexOn the rules do not declare (400); by default such a query scans the children")
 	fs.StringVar(&c.FirebaseProject, "firebase-project", c.FirebaseProject, "Firebase project `id` whose Authentication ID tokens are accepted: sets --jwt-audience to it and --jwt-issuer to https://securetoken.google.com/<id> (give Google's keys with --jwt-public-key)")
 	fs.BoolVar(&c.Dev, "dev", c.Dev, "development mode: open security rules until rules are set, and \"Bearer owner\" as admin (never in production)")
@@ -262,6 +264,7 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc.AdminSecrets = c.AdminSecrets
 	hc.Dev = c.Dev
 	hc.StrictIndexes = c.StrictIndexes
+	hc.DatabaseName = c.DatabaseName
 	hc.DefaultConsistency = c.DefaultReadConsistency
 	hc.DefaultWriteSizeLimit = c.DefaultWriteSizeLimit
 	hc.WriteTimeout = c.WriteTimeout

@@ -116,6 +116,9 @@ func (c *serveConfig) validate() error {
 	if (httpapi.Config{DefaultWriteSizeLimit: c.DefaultWriteSizeLimit}).Validate() != nil {
 		return fmt.Errorf("--default-write-size-limit %q: want tiny, small, medium, large or unlimited", c.DefaultWriteSizeLimit)
 	}
+	if (httpapi.Config{DatabaseName: c.DatabaseName}).Validate() != nil {
+		return fmt.Errorf("--database-name %q: want lowercase letters, digits and '-', at most 63, starting with a letter or digit", c.DatabaseName)
+	}
 	// The components own the rules for their own settings (Raft bounds);
 	// ask them now rather than after the data directory is opened.
 	discard := slog.New(slog.DiscardHandler)

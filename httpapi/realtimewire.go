@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arbordb/arbor/httpapi/idtoken"
+	"github.com/arbordb/arbor/httpapi/realtime"
+)
+
+// newRealtime builds the realtime protocol's server (/.ws) over the same
+// DB, hub, token verifier, admin secrets and rules as REST.
+func (s *Server) newRealtime() (*realtime.Server, error) {
+	cfg := realtime.DefaultConfig()
+	cfg.DatabaseName = s.cfg.DatabaseName
+	cfg.MaxMessageBytes = max(cfg.MaxMessageBytes, s.cfg.MaxBodyBytes)
+	cfg.OpenIfUnset = s.cfg.Dev
+	cfg.AdminSecrets = s.cfg.AdminSecrets
+	cfg.Now = s.cfg.Now
+	cfg.Rand = lockedReader{s}
+	cfg.Logger = s.log
+	var tokens realtime.Tokens = noTokens{}
+	if s.tokens != nil {
+		tokens = realtimeTokens{s.tokens}
+	}
+	rt, err := realtime.New(cfg, realtime.Deps{
+		DB:          s.db,
+		Events:      realtimeEvents{s},
+		Tokens:      tokens,
+		Disconnects: realtime.NewLocalDisconnects(s.db, s.cfg.Now, s.log),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: realtime protocol: %w", err)
+	}
+	return rt, nil
+}
+
+// realtimeRoutes mounts the realtime protocol beside the REST API.
+func (s *Server) realtimeRoutes(e *gin.Engine) {
+	e.GET("/.ws", gin.WrapH(s.rt))
+	e.Any("/.lp", gin.WrapH(realtime.LongPoll()))
+}
+
+// realtimeTokens is the ID-token verifier as the realtime protocol uses it.
+type realtimeTokens struct{ v *idtoken.Verifier }
+
+// Verify implements realtime.Tokens.
+func (t realtimeTokens) Verify(token string) (realtime.Identity, error) {
+	tok := idtoken.NewToken(token)
+	id, ok := t.v.Cached(tok)
+	if !ok {
+		var err error
+		if id, err = t.v.VerifyToken(tok); err != nil {
+			if errors.Is(err, idtoken.ErrExpired) {
+				return realtime.Identity{}, fmt.Errorf("%w: %w", realtime.ErrExpiredToken, err)
+			}
+			return realtime.Identity{}, err
+		}
+	}
+	claims, _ := id.Auth["token"].(map[string]any)
+	return realtime.Identity{Auth: id.Auth, AuthJSON: id.AuthJSON, Claims: claims, Expires: id.Expires}, nil
+}
+
+// noTokens refuses every ID token: the node verifies none.
+type noTokens struct{}
+
+// Verify implements realtime.Tokens.
+func (noTokens) Verify(string) (realtime.Identity, error) {
+	return realtime.Identity{}, errors.New("this node accepts no ID tokens (no key is configured)")
+}
+
+// lockedReader serialises reads of Config.Rand, which need not be safe
+// for concurrent use.
+type lockedReader struct{ s *Server }
+
+func (r lockedReader) Read(p []byte) (int, error) {
+	r.s.randMu.Lock()
+	defer r.s.randMu.Unlock()
+	return r.s.cfg.Rand.Read(p)
+}
