@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"bufio"
+	"mime"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -151,5 +154,46 @@ func TestRulesChangeJudgesEveryReader(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the cancelled stream stayed open")
+	}
+}
+
+// TestStreamCharsetKeepsNonASCII: a client that decodes by the charset
+// the stream announces, as Python's requests does (Latin-1 when none is
+// given), reads non-ASCII keys and values as they were written.
+func TestStreamCharsetKeepsNonASCII(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	h.do(req{method: "PUT", path: "/u.json", body: str(`{"clé":"café ☕"}`)})
+	r, err := http.NewRequest("GET", h.ts.URL+"/u.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Accept", "text/event-stream")
+	r.Header.Set("Authorization", "Bearer "+adminSecret)
+	resp, err := h.ts.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "data: ") {
+		line, err = bufio.NewReader(resp.Body).ReadString('\n')
+	}
+	b := []byte(line)
+	var text string
+	if strings.EqualFold(params["charset"], "utf-8") {
+		text = string(b)
+	} else { // Latin-1: each byte a code point
+		rs := make([]rune, len(b))
+		for i, c := range b {
+			rs[i] = rune(c)
+		}
+		text = string(rs)
+	}
+	if !strings.Contains(text, `{"clé":"café ☕"}`) {
+		t.Fatalf("decoded as the stream's charset (%q): %q", params["charset"], text)
 	}
 }
