@@ -1,11 +1,14 @@
 package pki
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +75,7 @@ func (r *CertReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	return r.cert.Load(), nil
 }
 
-// leaf returns the parsed certificate being served.
+// Leaf returns the parsed certificate being served.
 func (r *CertReloader) Leaf() *x509.Certificate { return r.cert.Load().Leaf }
 
 // refresh reloads the pair if either file changed since the last look.
@@ -125,4 +128,20 @@ func loadPair(certFile, keyFile string) (*tls.Certificate, error) {
 		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w", certFile, keyFile, err)
 	}
 	return &cert, nil
+}
+
+// fingerprint is the SHA-256 of a certificate's DER bytes written as
+// colon-separated upper-case hex, the form `openssl x509 -fingerprint
+// -sha256` prints, so an operator can compare what a client sees.
+func fingerprint(der []byte) string {
+	sum := sha256.Sum256(der)
+	h := strings.ToUpper(hex.EncodeToString(sum[:]))
+	var b strings.Builder
+	for i := 0; i < len(h); i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(h[i : i+2])
+	}
+	return b.String()
 }

@@ -8,9 +8,9 @@ import (
 
 // GossipKeyReloader re-reads the --gossip-key files and hands changed keys
 // to the running node (cluster.Node.SetGossipKeys), so each step of a key
-// rotation is a file rollout, not a restart; pollReloads runs check. Keys given inline cannot
-// change. A file that cannot be used is logged as an error and the keys in
-// use stay.
+// rotation is a file rollout, not a restart; the caller runs Check about
+// every CheckInterval. Keys given inline cannot change. A file that cannot
+// be used is logged as an error and the keys in use stay.
 type GossipKeyReloader struct {
 	values []string // the --gossip-key values, in order
 	files  []string // those of them that are files

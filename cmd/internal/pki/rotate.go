@@ -71,9 +71,9 @@ func RotateCA(dir string, now time.Time, out io.Writer) error {
 	return nil
 }
 
-// DropOldCA is `arbor certs rotate-ca --drop-old`, step 3 (see RotateCA). It refuses while a node
-// certificate in dir still comes from the old CA: that node would be shut
-// out of the cluster.
+// DropOldCA is `arbor certs rotate-ca --drop-old`, step 3 (see RotateCA).
+// It refuses while a node certificate in dir still comes from the old CA:
+// that node would be shut out of the cluster.
 func DropOldCA(dir string, out io.Writer) error {
 	oldPath := filepath.Join(dir, oldCACertFile)
 	if !exists(oldPath) {

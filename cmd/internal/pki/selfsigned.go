@@ -1,15 +1,12 @@
 package pki
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/arbordb/arbor/cmd/internal/atomicfile"
@@ -63,20 +60,4 @@ func EnsureSelfSigned(dir string, hosts []string, now time.Time) (bool, error) {
 // for selfSignedValidity (selfsigned.New).
 func NewSelfSigned(hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
 	return selfsigned.New(hosts, now, selfSignedValidity)
-}
-
-// fingerprint is the SHA-256 of a certificate's DER bytes written as
-// colon-separated upper-case hex, the form `openssl x509 -fingerprint
-// -sha256` prints, so an operator can compare what a client sees.
-func fingerprint(der []byte) string {
-	sum := sha256.Sum256(der)
-	h := strings.ToUpper(hex.EncodeToString(sum[:]))
-	var b strings.Builder
-	for i := 0; i < len(h); i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		b.WriteString(h[i : i+2])
-	}
-	return b.String()
 }
