@@ -293,7 +293,7 @@ func certificateFor(t *testing.T, c certManagerCertificate) *x509.Certificate {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(),
+		SerialNumber: testSerial(t),
 		Subject:      pkix.Name{CommonName: c.Metadata.Name},
 		DNSNames:     c.Spec.DNSNames,
 		NotBefore:    time.Now().Add(-time.Hour),

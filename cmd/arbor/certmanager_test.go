@@ -8,12 +8,17 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"log/slog"
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 // cmIssue signs a certificate the way cert-manager's CA issuer does:
@@ -21,7 +26,7 @@ import (
 func cmIssue(t *testing.T, cn string, isCA bool, dnsNames []string, key crypto.Signer, parent *x509.Certificate, parentKey crypto.Signer) *x509.Certificate {
 	t.Helper()
 	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(),
+		SerialNumber: testSerial(t),
 		Subject:      pkix.Name{CommonName: cn},
 		DNSNames:     dnsNames,
 		NotBefore:    time.Now().Add(-time.Hour),
@@ -98,10 +103,10 @@ func TestCertManagerSecretWorksAsIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			files := map[string][]byte{
-				"tls.crt":    encodeCertsPEM(c.chain...),
+				"tls.crt":    pemCerts(c.chain...),
 				"tls.key":    c.keyPEM,
-				"ca.crt":     encodeCertsPEM(root),
-				"gossip.key": formatGossipKeyFile([][]byte{randomKey(t)}),
+				"ca.crt":     pemCerts(root),
+				"gossip.key": []byte(base64.StdEncoding.EncodeToString(randomGossipKey(t)) + "\n"),
 			}
 			for f, data := range files {
 				if err := os.WriteFile(filepath.Join(secret, f), data, 0o600); err != nil {
@@ -119,10 +124,10 @@ func TestCertManagerSecretWorksAsIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			served, _ := certs.GetCertificate(nil)
-			if len(served.Certificate) != len(c.chain) || certs.leaf().VerifyHostname(pod) != nil {
-				t.Errorf("serves %d certificates (want the chain of %d) for %v", len(served.Certificate), len(c.chain), certs.leaf().DNSNames)
+			if len(served.Certificate) != len(c.chain) || certs.Leaf().VerifyHostname(pod) != nil {
+				t.Errorf("serves %d certificates (want the chain of %d) for %v", len(served.Certificate), len(c.chain), certs.Leaf().DNSNames)
 			}
-			ca, err := newCAReloader(cfg.TLSCA, slog.New(slog.DiscardHandler))
+			ca, err := pki.NewCAReloader(cfg.TLSCA, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,9 +135,38 @@ func TestCertManagerSecretWorksAsIs(t *testing.T) {
 			for _, ic := range c.chain[1:] {
 				inters.AddCert(ic)
 			}
-			if _, err := certs.leaf().Verify(x509.VerifyOptions{Roots: ca.Pool(), Intermediates: inters, DNSName: "arbor.arbor.svc"}); err != nil {
+			if _, err := certs.Leaf().Verify(x509.VerifyOptions{Roots: ca.Pool(), Intermediates: inters, DNSName: "arbor.arbor.svc"}); err != nil {
 				t.Errorf("a peer with ca.crt refuses this node's chain: %v", err)
 			}
 		})
 	}
+}
+
+// testSerial is a random 128-bit certificate serial.
+func testSerial(t *testing.T) *big.Int {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// randomGossipKey is a new gossip key.
+func randomGossipKey(t *testing.T) []byte {
+	t.Helper()
+	k := make([]byte, cluster.GossipKeyLen)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// pemCerts writes certificates as PEM, in order.
+func pemCerts(certs ...*x509.Certificate) []byte {
+	var out []byte
+	for _, c := range certs {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+	}
+	return out
 }

@@ -5,18 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
 	"time"
-)
 
-// Lifetimes of what `arbor certs` issues.
-const (
-	caValidity   = 10 * 365 * 24 * time.Hour
-	hostValidity = 825 * 24 * time.Hour // the longest that browsers and Go clients accept
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 // hostName matches what certs accepts as a host or an extra name: a DNS
@@ -106,15 +98,9 @@ func parseCertsFlags(fset *flag.FlagSet, f *certsFlags, args []string, stderr io
 	return 0, true
 }
 
-// runCertsInit is `arbor certs init --dir D --hosts h1,h2,…`: a private
-// CA, one certificate per host (for HTTPS and for mutual TLS between
-// nodes) and a gossip key, laid out as the serve flags expect them (see
-// certsdir.go). Without --hosts the one host is localhost, for a first
-// cluster on one machine; --ca-only writes the CA and the key alone.
-//
-// Run again with more hosts, it reuses the CA (D/ca-key.pem) and the
-// gossip key and leaves existing certificates alone, so a node can be
-// added later.
+// runCertsInit is `arbor certs init --dir D --hosts h1,h2,…` (pki.Init).
+// Without --hosts the one host is localhost, for a first cluster on one
+// machine; --ca-only writes the CA and the key alone.
 func runCertsInit(args []string, stdout, stderr io.Writer) int {
 	var f certsFlags
 	fset := newCertsFlagSet("init", "Usage: arbor certs init --dir D [--hosts h1,h2,h3] [--dns name]... [--ca-only]\n\n"+
@@ -133,100 +119,101 @@ func runCertsInit(args []string, stdout, stderr io.Writer) int {
 	case !*caOnly && len(hosts) == 0:
 		hosts = []string{"localhost"}
 	}
-	if err := certsInit(f.dir, hosts, f.dns, time.Now(), stdout); err != nil {
+	if err := pki.Init(f.dir, hosts, f.dns, time.Now(), stdout); err != nil {
 		fmt.Fprintf(stderr, "arbor certs init: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
 }
 
-// certsInit writes the files; see runCertsInit.
-func certsInit(dir string, hosts, extraNames []string, now time.Time, out io.Writer) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+// runCertsRenew is `arbor certs renew --dir D [--hosts h1,h2] [--dns n]`:
+// every node certificate in D (or the --hosts ones) issued again by D's
+// CA, with a new key, the same names plus the --dns ones, and a new
+// validity. Nodes pick the files up without a restart.
+func runCertsRenew(args []string, stdout, stderr io.Writer) int {
+	var f certsFlags
+	fset := newCertsFlagSet("renew", "Usage: arbor certs renew --dir D [--hosts h1,h2] [--dns name]...\n\n"+
+		"Issues D/<host>.pem and D/<host>-key.pem again from the CA in D (ca.pem, ca-key.pem), for every\n"+
+		"host that has them or only the --hosts ones: a new key, the names of the old certificate plus the\n"+
+		"--dns ones, valid for another 825 days (at most until the CA expires).\n", &f, true, stderr)
+	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
+		return code
 	}
-	report := func(what string, files ...string) {
-		for _, f := range files {
-			fmt.Fprintf(out, "%-8s %s\n", what, filepath.Join(dir, f))
-		}
+	if err := pki.Renew(f.dir, f.hosts, f.dns, time.Now(), stdout); err != nil {
+		fmt.Fprintf(stderr, "arbor certs renew: %v\n", err)
+		return exitFailure
 	}
-	ignore, err := ignoreKeysInGit(dir)
-	if err != nil {
-		return err
-	}
-	if ignore != "" {
-		report("wrote", ignore)
-	}
-	ca, created, err := loadOrCreateCA(dir, now)
-	if err != nil {
-		return err
-	}
-	if created {
-		report("wrote", caKeyFile, caCertFile)
-	} else {
-		report("reused", caKeyFile, caCertFile)
-	}
-	for _, h := range hosts {
-		if exists(filepath.Join(dir, h+".pem")) {
-			report("kept", h+"-key.pem", h+".pem")
-			continue
-		}
-		names := withNames(certHosts("", h), extraNames)
-		if err := writeNodeCert(dir, h, ca, h, names, now); err != nil {
-			return err
-		}
-		report("wrote", h+"-key.pem", h+".pem")
-	}
-	keyFile := filepath.Join(dir, gossipKeyFile)
-	if exists(keyFile) {
-		report("kept", gossipKeyFile)
-	} else {
-		if _, err := addGossipKey(keyFile); err != nil {
-			return err
-		}
-		report("wrote", gossipKeyFile)
-	}
-	caFile := filepath.Join(dir, caCertFile)
-	switch len(hosts) {
-	case 0:
-		fmt.Fprintf(out, "\nIssue each node's certificate with this CA (cert-manager: deploy/README.md), then start it with:\n"+
-			"  --tls-ca %s --tls-cert <its certificate> --tls-key <its key> --gossip-key %s\n", caFile, keyFile)
-	case 1:
-		h := hosts[0]
-		fmt.Fprintf(out, "\nStart the node with:\n  --tls-ca %s --tls-cert %s --tls-key %s --gossip-key %s\n",
-			caFile, filepath.Join(dir, h+".pem"), filepath.Join(dir, h+"-key.pem"), keyFile)
-	default:
-		fmt.Fprintf(out, "\nStart each node, <host> one of %s, with:\n  --tls-ca %s --tls-cert %s --tls-key %s --gossip-key %s\n",
-			strings.Join(hosts, ", "), caFile, filepath.Join(dir, "<host>.pem"), filepath.Join(dir, "<host>-key.pem"), keyFile)
-	}
-	fmt.Fprintf(out, "Keep %s secret (it issues certificates the cluster trusts); clients trust %s.\n",
-		filepath.Join(dir, caKeyFile), caFile)
-	return nil
+	return exitOK
 }
 
-// writeNodeCert issues host's certificate and writes it and its key to
-// dir/<host>.pem and dir/<host>-key.pem. The key goes first: a node that
-// reloads in between sees a mismatched pair, keeps its old one and takes
-// the new pair when the certificate lands (certReloader).
-func writeNodeCert(dir, host string, ca certAuthority, commonName string, names []string, now time.Time) error {
-	certPEM, keyPEM, _, _, err := ca.issue(commonName, names, now)
-	if err != nil {
-		return fmt.Errorf("certificate for %s: %w", host, err)
+// runCertsRotateCA is `arbor certs rotate-ca --dir D [--drop-old]`, the
+// first and last of the three steps that replace a cluster's CA without
+// a moment in which two nodes distrust each other (docs/OPERATIONS.md):
+//
+//  1. rotate-ca: a new CA; ca.pem holds the new and the old one, so a
+//     node given it trusts certificates from either. Roll it out.
+//  2. renew: every node certificate from the new CA. Roll them out.
+//  3. rotate-ca --drop-old: ca.pem holds the new CA alone. Roll it out.
+//
+// Each step must have reached every node (and client) before the next.
+func runCertsRotateCA(args []string, stdout, stderr io.Writer) int {
+	var f certsFlags
+	fset := newCertsFlagSet("rotate-ca", "Usage: arbor certs rotate-ca --dir D [--drop-old]\n\n"+
+		"Without --drop-old: creates a new CA in D (ca-key.pem), keeps the old one as ca-old.pem and\n"+
+		"ca-old-key.pem, and makes ca.pem a bundle of the new and the old CA. With --drop-old, once every\n"+
+		"node certificate in D comes from the new CA (arbor certs renew): ca.pem holds the new CA alone\n"+
+		"and the old CA's files go.\n", &f, false, stderr)
+	dropOld := fset.Bool("drop-old", false, "end a rotation: the old CA is no longer trusted")
+	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
+		return code
 	}
-	if err := writeFileAtomic(filepath.Join(dir, host+"-key.pem"), keyPEM, 0o600); err != nil {
-		return err
+	run := func() error { return pki.RotateCA(f.dir, time.Now(), stdout) }
+	if *dropOld {
+		run = func() error { return pki.DropOldCA(f.dir, stdout) }
 	}
-	return writeFileAtomic(filepath.Join(dir, host+".pem"), certPEM, 0o644)
+	if err := run(); err != nil {
+		fmt.Fprintf(stderr, "arbor certs rotate-ca: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
 }
 
-// withNames appends to names the extra ones it lacks (compared without
-// regard to case, as DNS does).
-func withNames(names, extra []string) []string {
-	out := slices.Clone(names)
-	for _, e := range extra {
-		if !slices.ContainsFunc(out, func(n string) bool { return strings.EqualFold(n, e) }) {
-			out = append(out, e)
-		}
+// runCertsGossipKey is `arbor certs gossip-key --dir D [--promote |
+// --drop-old]`, the three steps that change the gossip key without a
+// moment in which two nodes cannot read each other (docs/OPERATIONS.md):
+//
+//  1. gossip-key: a new key, last in D/gossip.key: nodes accept it but
+//     still seal with the first. Roll it out.
+//  2. --promote: the new key first: nodes seal with it and still accept
+//     the old one. Roll it out.
+//  3. --drop-old: the new key alone. Roll it out.
+//
+// Nodes re-read the file within a second of it changing.
+func runCertsGossipKey(args []string, stdout, stderr io.Writer) int {
+	var f certsFlags
+	fset := newCertsFlagSet("gossip-key", "Usage: arbor certs gossip-key --dir D [--promote | --drop-old]\n\n"+
+		"D/gossip.key holds the gossip keys, one per line: nodes seal gossip with the first and accept all.\n"+
+		"Without flags: adds a new key at the end (creating the file if need be). --promote moves the last\n"+
+		"key to the front. --drop-old keeps the first key alone.\n", &f, false, stderr)
+	promote := fset.Bool("promote", false, "make the newest key (the last) the one gossip is sealed with")
+	dropOld := fset.Bool("drop-old", false, "keep only the key in use (the first)")
+	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
+		return code
 	}
-	return out
+	if *promote && *dropOld {
+		fmt.Fprintln(stderr, "arbor certs gossip-key: --promote and --drop-old are separate steps; give one")
+		return exitUsage
+	}
+	step := pki.GossipKeyAdd
+	switch {
+	case *promote:
+		step = pki.GossipKeyPromote
+	case *dropOld:
+		step = pki.GossipKeyDropOld
+	}
+	if err := pki.RotateGossipKey(f.dir, step, stdout); err != nil {
+		fmt.Fprintf(stderr, "arbor certs gossip-key: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
 }

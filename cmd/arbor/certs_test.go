@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
-	"crypto/x509"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,117 +10,49 @@ import (
 	"testing"
 )
 
-func TestCertsInit(t *testing.T) {
+// The operations behind `arbor certs` are tested in cmd/internal/pki;
+// these tests cover the command line: flags, defaults and exit codes.
+
+// runCertsCmd runs `arbor certs args…` and fails the test unless it exits
+// with want; it returns the standard output.
+func runCertsCmd(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := run(append([]string{"certs"}, args...), &out, &errOut); code != want {
+		t.Fatalf("arbor certs %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out.String(), errOut.String())
+	}
+	return out.String() + errOut.String()
+}
+
+func TestCertsUsage(t *testing.T) {
+	runCertsCmd(t, exitUsage)
+	runCertsCmd(t, exitUsage, "frobnicate")
+	if out := runCertsCmd(t, exitOK, "help"); !strings.Contains(out, "rotate-ca") || !strings.Contains(out, "gossip-key") {
+		t.Errorf("help:\n%s", out)
+	}
+	runCertsCmd(t, exitOK, "renew", "-h")
+	runCertsCmd(t, exitUsage, "rotate-ca", "--dir", t.TempDir(), "extra")
+}
+
+// TestCertsFlagMistakes: bad names and flags are usage mistakes, and
+// nothing is written.
+func TestCertsFlagMistakes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pki")
-	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "n1,n2,10.0.0.3"}, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
-	for _, h := range []string{"n1", "n2", "10.0.0.3"} {
-		pair, err := tls.LoadX509KeyPair(filepath.Join(dir, h+".pem"), filepath.Join(dir, h+"-key.pem"))
-		if err != nil {
-			t.Fatalf("%s: %v", h, err)
-		}
-		for _, name := range []string{h, "localhost", "127.0.0.1"} {
-			for _, usage := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
-				_, err := pair.Leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name, KeyUsages: []x509.ExtKeyUsage{usage}})
-				if err != nil {
-					t.Errorf("%s certificate for %s (usage %v): %v", h, name, usage, err)
-				}
-			}
-		}
-		if fi, err := os.Stat(filepath.Join(dir, h+"-key.pem")); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s key file mode: %v %v", h, fi.Mode(), err)
-		}
-		if err := checkSignedBy(filepath.Join(dir, h+".pem"), filepath.Join(dir, "ca.pem")); err != nil {
-			t.Errorf("checkSignedBy(%s): %v", h, err)
-		}
-	}
-	keys, err := decodeGossipKeyValue(filepath.Join(dir, "gossip.key"))
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("gossip.key: %d keys, %v", len(keys), err)
-	}
-	key := keys[0]
-
-	// Again with a new host: the CA, the key and the old certificates stay.
-	n1, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
-	out.Reset()
-	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "n1,n4"}, &out, &errOut); code != exitOK {
-		t.Fatalf("second run: exit %d: %s", code, errOut.String())
-	}
-	if !strings.Contains(out.String(), "reused") || !strings.Contains(out.String(), "kept") {
-		t.Errorf("second run output:\n%s", out.String())
-	}
-	caAgain, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
-	n1Again, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
-	keys2, _ := decodeGossipKeyValue(filepath.Join(dir, "gossip.key"))
-	if !bytes.Equal(caPEM, caAgain) || !bytes.Equal(n1, n1Again) || len(keys2) != 1 || !bytes.Equal(key, keys2[0]) {
-		t.Error("the second run replaced existing files")
-	}
-	if err := checkSignedBy(filepath.Join(dir, "n4.pem"), filepath.Join(dir, "ca.pem")); err != nil {
-		t.Errorf("n4 is not signed by the reused CA: %v", err)
-	}
-	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "../evil"}, &out, &errOut); code != exitUsage {
-		t.Errorf("a host with a slash: exit %d", code)
+	runCertsCmd(t, exitUsage, "init", "--dir", dir, "--hosts", "../evil")
+	runCertsCmd(t, exitUsage, "init", "--dir", dir, "--hosts", "n2", "--dns", "bad name")
+	runCertsCmd(t, exitUsage, "init", "--dir", dir, "--ca-only", "--hosts", "n1")
+	runCertsCmd(t, exitUsage, "init", "--hosts", "n1")
+	runCertsCmd(t, exitUsage, "renew")
+	runCertsCmd(t, exitUsage, "gossip-key", "--dir", dir, "--promote", "--drop-old")
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a usage mistake created %s", dir)
 	}
 }
 
-// TestCertsInitCAOnly: only the CA and the gossip key, for a CA that
-// cert-manager or another tool signs with.
-func TestCertsInitCAOnly(t *testing.T) {
-	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir, "--ca-only"}, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if strings.Join(names, " ") != "ca-key.pem ca.pem gossip.key" {
-		t.Errorf("wrote %q", names)
-	}
-}
-
-// TestCertsInitKeepsACAWithoutItsKey: a ca.pem whose key is missing is an
-// error, never a reason to make a new CA over it.
-func TestCertsInitKeepsACAWithoutItsKey(t *testing.T) {
-	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir, "--ca-only"}, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	ca, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
-	if err := os.Remove(filepath.Join(dir, "ca-key.pem")); err != nil {
-		t.Fatal(err)
-	}
-	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "n1"}, &out, &errOut); code != exitFailure {
-		t.Errorf("exit %d, want a failure", code)
-	}
-	if again, _ := os.ReadFile(filepath.Join(dir, "ca.pem")); !bytes.Equal(ca, again) {
-		t.Error("ca.pem was replaced")
-	}
-}
-
-// TestCertsInitWithoutHosts: without --hosts the host is localhost; the
-// "wrote" lines name every file written, keys included, and every file
-// the start command names exists.
+// TestCertsInitWithoutHosts: without --hosts the one host is localhost.
 func TestCertsInitWithoutHosts(t *testing.T) {
 	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir}, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
+	out := runCertsCmd(t, exitOK, "init", "--dir", dir)
 	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "localhost.pem"), filepath.Join(dir, "localhost-key.pem"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,68 +60,49 @@ func TestCertsInitWithoutHosts(t *testing.T) {
 	if err := pair.Leaf.VerifyHostname("127.0.0.1"); err != nil {
 		t.Error(err)
 	}
-	checkWroteAndNamed(t, dir, out.String())
-}
-
-// checkWroteAndNamed checks that output's "wrote" lines list exactly the
-// files in dir and that each file its "--flag file" pairs name exists.
-func checkWroteAndNamed(t *testing.T, dir, output string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files, wrote []string
-	for _, e := range entries {
-		files = append(files, filepath.Join(dir, e.Name()))
-	}
-	fields := strings.Fields(output)
-	for i, f := range fields {
-		if f == "wrote" && i+1 < len(fields) {
-			wrote = append(wrote, fields[i+1])
-		}
-		if strings.HasPrefix(f, "--") && i+1 < len(fields) {
-			if _, err := os.Stat(fields[i+1]); err != nil {
-				t.Errorf("output names %s %s, which was not written: %v\n%s", f, fields[i+1], err, output)
-			}
-		}
-	}
-	slices.Sort(wrote)
-	if !slices.Equal(wrote, files) {
-		t.Errorf("wrote lines %q, files %q:\n%s", wrote, files, output)
+	if !strings.Contains(out, "Start the node with:") {
+		t.Errorf("output:\n%s", out)
 	}
 }
 
-// TestCertsInitInGitWorkTree: inside a git work tree the keys are ignored
-// by a .gitignore beside them; outside, no such file appears.
-func TestCertsInitInGitWorkTree(t *testing.T) {
-	repo := t.TempDir()
-	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+// TestCertsCommands runs every command once the way an operator does,
+// so each flag reaches its operation: --dns repeated and comma-separated,
+// --ca-only, --hosts, --drop-old, --promote; a failed operation exits
+// with exitFailure.
+func TestCertsCommands(t *testing.T) {
+	caOnly := t.TempDir()
+	runCertsCmd(t, exitOK, "init", "--dir", caOnly, "--ca-only")
+	if entries, _ := os.ReadDir(caOnly); len(entries) != 3 {
+		t.Errorf("--ca-only wrote %d files, want ca.pem, ca-key.pem and gossip.key", len(entries))
+	}
+
+	dir := t.TempDir()
+	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n1,n2", "--dns", "a.svc", "--dns", "b.svc,10.9.8.7")
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "n2.pem"), filepath.Join(dir, "n2-key.pem"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(repo, "deploy", "certs")
-	var out, errOut bytes.Buffer
-	if code := run([]string{"certs", "init", "--dir", dir, "--hosts", "n1"}, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
-	ignore, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
-	if err != nil {
-		t.Fatalf("no .gitignore beside the keys: %v\n%s", err, out.String())
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		secret := strings.HasSuffix(e.Name(), "-key.pem") || e.Name() == "gossip.key"
-		if ignored, _ := filepath.Match("*-key.pem", e.Name()); secret && !ignored && !strings.Contains(string(ignore), e.Name()) {
-			t.Errorf("%s is not ignored by %q", e.Name(), ignore)
+	for _, name := range []string{"n2", "a.svc", "b.svc", "10.9.8.7"} {
+		if err := pair.Leaf.VerifyHostname(name); err != nil {
+			t.Errorf("n2: %v", err)
 		}
 	}
-	checkWroteAndNamed(t, dir, out.String())
-
-	outside := t.TempDir()
-	if code := run([]string{"certs", "init", "--dir", outside, "--hosts", "n1"}, &out, &errOut); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	runCertsCmd(t, exitFailure, "rotate-ca", "--dir", dir, "--drop-old") // nothing under way
+	runCertsCmd(t, exitOK, "rotate-ca", "--dir", dir)
+	if out := runCertsCmd(t, exitOK, "renew", "--dir", dir, "--hosts", "n1"); !strings.Contains(out, "[1/1] renewed") {
+		t.Errorf("renew --hosts n1:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(outside, ".gitignore")); err == nil {
-		t.Error(".gitignore written outside a git work tree")
+	if out := runCertsCmd(t, exitFailure, "rotate-ca", "--dir", dir, "--drop-old"); !strings.Contains(out, "arbor certs rotate-ca: not signed by the new CA: n2") {
+		t.Errorf("drop-old with n2 still old:\n%s", out)
+	}
+	runCertsCmd(t, exitOK, "renew", "--dir", dir)
+	runCertsCmd(t, exitOK, "rotate-ca", "--dir", dir, "--drop-old")
+
+	runCertsCmd(t, exitFailure, "gossip-key", "--dir", dir, "--drop-old") // one key: nothing to drop
+	for _, step := range [][]string{nil, {"--promote"}, {"--drop-old"}} {
+		out := runCertsCmd(t, exitOK, slices.Concat([]string{"gossip-key", "--dir", dir}, step)...)
+		if !strings.Contains(out, "in use (seals gossip)") {
+			t.Errorf("gossip-key %v:\n%s", step, out)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
 func TestPrepareDataDirRemovesStaleAddress(t *testing.T) {
@@ -14,7 +16,7 @@ func TestPrepareDataDirRemovesStaleAddress(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("data dir: %v, mode %v; want 0700", err, fi.Mode().Perm())
 	}
-	if err := writeFileAtomic(addrFile(dir), []byte("127.0.0.1:1\n"), 0o644); err != nil {
+	if err := atomicfile.Write(addrFile(dir), []byte("127.0.0.1:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := prepareDataDir(dir); err != nil {
@@ -22,25 +24,5 @@ func TestPrepareDataDirRemovesStaleAddress(t *testing.T) {
 	}
 	if _, err := os.Stat(addrFile(dir)); !os.IsNotExist(err) {
 		t.Errorf("stale address file kept: %v", err)
-	}
-}
-
-func TestWriteFileAtomicReplacesWithMode(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	for _, content := range []string{"one", "two"} {
-		if err := writeFileAtomic(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(p)
-		if err != nil || string(got) != content {
-			t.Fatalf("got %q, %v; want %q", got, err, content)
-		}
-	}
-	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
-	}
-	entries, _ := os.ReadDir(filepath.Dir(p))
-	if len(entries) != 1 {
-		t.Errorf("temporary files left behind: %v", entries)
 	}
 }

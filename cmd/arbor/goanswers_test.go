@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 // testServer is listenHTTPS on 127.0.0.1 with a self-signed certificate
@@ -30,7 +32,7 @@ type testServer struct {
 
 func startTestServer(t *testing.T) *testServer {
 	t.Helper()
-	certPEM, keyPEM, err := newSelfSigned([]string{"127.0.0.1"}, time.Now())
+	certPEM, keyPEM, err := pki.NewSelfSigned([]string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

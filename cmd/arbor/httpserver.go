@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 	"golang.org/x/net/http2"
 )
 
@@ -71,7 +72,7 @@ func listenHTTPS(addr, addrFile string, maxConns int, h http.Handler, getCert fu
 	go func() { s.errc <- s.srv.Serve(ln) }()
 	s.addr = ln.Addr().String()
 	logger.Info("listening", "addr", s.addr, "max_connections", maxConns)
-	if err := writeFileAtomic(addrFile, []byte(s.addr+"\n"), 0o644); err != nil {
+	if err := atomicfile.Write(addrFile, []byte(s.addr+"\n"), 0o644); err != nil {
 		s.srv.Close()
 		return nil, fmt.Errorf("write %s: %w", addrFile, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/arbordb/arbor/cluster"
 	"github.com/arbordb/arbor/cmd/internal/bench"
 	"github.com/arbordb/arbor/cmd/internal/cliflags"
+	"github.com/arbordb/arbor/cmd/internal/pki"
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/httpapi"
 )
@@ -119,9 +120,9 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 
 	cc := cfg.clusterConfig(logger)
 	cc.Release, cc.Commit = release(), commit
-	var ca *caReloader
+	var ca *pki.CAReloader
 	if cfg.TLSCA != "" {
-		if ca, err = newCAReloader(cfg.TLSCA, logger); err != nil {
+		if ca, err = pki.NewCAReloader(cfg.TLSCA, logger); err != nil {
 			return err
 		}
 		cc.TLS = clusterTLS(ca, certs)
@@ -148,8 +149,8 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 		reloads = append(reloads, tokens.Check)
 	}
 	if cc.GossipAddr != "" && len(cc.GossipKeys) > 0 {
-		logger.Info("gossip keys", "in_use", gossipKeyID(cc.GossipKeys[0]), "keys", gossipKeyIDs(cc.GossipKeys))
-		reloads = append(reloads, newGossipKeyReloader(cfg.GossipKeys, cc.GossipKeys, node.SetGossipKeys, logger).check)
+		logger.Info("gossip keys", "in_use", pki.GossipKeyID(cc.GossipKeys[0]), "keys", pki.GossipKeyIDs(cc.GossipKeys))
+		reloads = append(reloads, pki.NewGossipKeyReloader(cfg.GossipKeys, cc.GossipKeys, node.SetGossipKeys, logger).Check)
 	}
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	polled := make(chan struct{})
@@ -173,7 +174,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 		return errors.Join(err, stopNode(ctx))
 	}
 
-	reg, err := newRegistry(node, newCertExpiryCollector(certs, ca))
+	reg, err := newRegistry(node, pki.NewExpiryCollector(certs, ca))
 	if err != nil {
 		return abort(err)
 	}

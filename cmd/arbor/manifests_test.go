@@ -322,7 +322,7 @@ func writeKeyMaterial(t *testing.T, root string, cfg serveConfig, secretDirs []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	gossip := make([]byte, gossipKeyLen)
+	gossip := make([]byte, cluster.GossipKeyLen)
 	if _, err := rand.Read(gossip); err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
-// pollReloads calls every check twice per certCheckInterval until ctx
+// pollReloads calls every check twice per pki.CheckInterval until ctx
 // ends (twice, because the reloaders themselves look at most once per
 // interval, and a tick that came a hair early would otherwise double the
 // delay). The certificate and CA reloaders otherwise look at their files
@@ -14,7 +16,7 @@ import (
 // rollout show in the log and in the expiry metric within a second, which
 // is how an operator knows a rotation step has reached the node.
 func pollReloads(ctx context.Context, checks ...func()) {
-	t := time.NewTicker(certCheckInterval / 2)
+	t := time.NewTicker(pki.CheckInterval / 2)
 	defer t.Stop()
 	for {
 		select {

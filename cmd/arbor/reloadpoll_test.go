@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 func TestPollReloads(t *testing.T) {
@@ -14,7 +16,7 @@ func TestPollReloads(t *testing.T) {
 		defer close(done)
 		pollReloads(ctx, func() { calls <- "a" }, func() { calls <- "b" })
 	}()
-	deadline := time.After(10 * certCheckInterval)
+	deadline := time.After(10 * pki.CheckInterval)
 	for _, want := range []string{"a", "b", "a", "b"} {
 		select {
 		case got := <-calls:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/arbordb/arbor/cluster"
 	"github.com/arbordb/arbor/cmd/internal/cliflags"
+	"github.com/arbordb/arbor/cmd/internal/pki"
 	"github.com/arbordb/arbor/httpapi"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -232,7 +233,7 @@ func (c *serveConfig) clusterConfig(logger *slog.Logger) cluster.Config {
 		cc.GossipAddr = c.GossipAddr
 	}
 	cc.Join = c.Join
-	cc.GossipKeys, _ = decodeGossipKeys(c.GossipKeys) // validate has reported a bad key
+	cc.GossipKeys, _ = pki.DecodeGossipKeys(c.GossipKeys) // validate has reported a bad key
 	cc.InsecureCluster = c.InsecureCluster
 	cc.ReapAfter = c.ReapAfter
 	cc.TrailingLogs = c.TrailingLogs

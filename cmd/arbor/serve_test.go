@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 // envMap turns a map into the lookupEnv and environ arguments of
@@ -149,18 +151,18 @@ func TestServeConfigValidation(t *testing.T) {
 	keyFile := writeTemp(t, dir, "gossip.key", keyB64+"\n")
 	shortKeyFile := writeTemp(t, dir, "short.key", base64.StdEncoding.EncodeToString(key[:16]))
 	jwtKeyFile := writeTemp(t, dir, "jwt.pem", string(ecdsaPublicKeyPEM(t)))
-	certPEM, _, err := newSelfSigned([]string{"localhost"}, time.Now())
+	certPEM, _, err := pki.NewSelfSigned([]string{"localhost"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	caFile := writeTemp(t, dir, "ca.pem", string(certPEM))
 	notPEM := writeTemp(t, dir, "not.pem", "hello")
-	pki := filepath.Join(dir, "pki")
-	if err := certsInit(pki, []string{"n1"}, nil, time.Now(), io.Discard); err != nil {
+	pkiDir := filepath.Join(dir, "pki")
+	if err := pki.Init(pkiDir, []string{"n1"}, nil, time.Now(), io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	nodeTLS := []string{"--tls-ca", filepath.Join(pki, "ca.pem"), "--tls-cert", filepath.Join(pki, "n1.pem"), "--tls-key", filepath.Join(pki, "n1-key.pem")}
-	secure := append(slices.Clone(nodeTLS), "--gossip-key", filepath.Join(pki, "gossip.key"))
+	nodeTLS := []string{"--tls-ca", filepath.Join(pkiDir, "ca.pem"), "--tls-cert", filepath.Join(pkiDir, "n1.pem"), "--tls-key", filepath.Join(pkiDir, "n1-key.pem")}
+	secure := append(slices.Clone(nodeTLS), "--gossip-key", filepath.Join(pkiDir, "gossip.key"))
 
 	for _, c := range []struct {
 		args    []string
@@ -173,7 +175,7 @@ func TestServeConfigValidation(t *testing.T) {
 		{secure, ""},
 		{append([]string{"--bootstrap-expect", "3", "--advertise-host", "n1"}, secure...), ""},
 		{append([]string{"--join", "a:8301,b:8301", "--reap-after", "1h", "--advertise-host", "n1"}, secure...), ""},
-		{[]string{"--tls-ca", caFile, "--tls-cert", filepath.Join(pki, "n1.pem"), "--tls-key", filepath.Join(pki, "n1-key.pem")}, "not signed by --tls-ca"},
+		{[]string{"--tls-ca", caFile, "--tls-cert", filepath.Join(pkiDir, "n1.pem"), "--tls-key", filepath.Join(pkiDir, "n1-key.pem")}, "not signed by --tls-ca"},
 		{[]string{"--jwt-public-key", jwtKeyFile}, ""},
 		{[]string{"--jwt-public-key", jwtKeyFile, "--jwt-public-key", jwtKeyFile, "--firebase-project", "demo"}, ""},
 		{[]string{"--jwt-public-key", notPEM}, "--jwt-public-key"},

@@ -1,34 +1,24 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/arbordb/arbor/cmd/internal/selfsigned"
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
-
-// selfSignedValidity is how long a generated certificate lasts; operators
-// who need more should bring their own with --tls-cert/--tls-key.
-const selfSignedValidity = 365 * 24 * time.Hour
 
 // loadCertificates returns the certificate source for the HTTPS server:
 // the --tls-cert/--tls-key pair, or else a self-signed pair kept in
 // <data-dir>/tls and created on the first start.
-func loadCertificates(cfg serveConfig, logger *slog.Logger) (*certReloader, error) {
+func loadCertificates(cfg serveConfig, logger *slog.Logger) (*pki.CertReloader, error) {
 	certFile, keyFile := cfg.TLSCert, cfg.TLSKey
 	if certFile == "" {
 		hostname, _ := os.Hostname()
 		dir := filepath.Join(cfg.DataDir, "tls")
-		created, err := ensureSelfSigned(dir, certHosts(hostname, cfg.AdvertiseHost), time.Now())
+		created, err := pki.EnsureSelfSigned(dir, pki.CertHosts(hostname, cfg.AdvertiseHost), time.Now())
 		if err != nil {
 			return nil, fmt.Errorf("self-signed certificate: %w", err)
 		}
@@ -37,76 +27,15 @@ func loadCertificates(cfg serveConfig, logger *slog.Logger) (*certReloader, erro
 			logger.Info("created a self-signed TLS certificate; clients must trust it or skip verification (curl -k)", "file", certFile)
 		}
 	}
-	r, err := newCertReloader(certFile, keyFile, logger)
+	r, err := pki.NewCertReloader(certFile, keyFile, logger)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.AdvertiseHost != "" {
-		if err := r.leaf().VerifyHostname(cfg.AdvertiseHost); err != nil {
+		if err := r.Leaf().VerifyHostname(cfg.AdvertiseHost); err != nil {
 			logger.Warn("the TLS certificate does not name the advertise host; peers and clients using it will fail verification",
 				"advertise_host", cfg.AdvertiseHost, "err", err)
 		}
 	}
 	return r, nil
-}
-
-// certHosts lists the names a generated certificate is valid for: the
-// loopback names, then the host name and the advertise host when known.
-func certHosts(hostname, advertiseHost string) []string {
-	hosts := []string{"localhost", "127.0.0.1", "::1"}
-	for _, h := range []string{hostname, advertiseHost} {
-		if h != "" && !slices.Contains(hosts, h) {
-			hosts = append(hosts, h)
-		}
-	}
-	return hosts
-}
-
-// ensureSelfSigned creates dir/cert.pem and dir/key.pem (an ECDSA P-256
-// key, mode 0600) unless cert.pem already exists; it reports whether it
-// created them. The key is written first and the certificate last, so a
-// crash in between leaves no certificate and the next start starts over.
-func ensureSelfSigned(dir string, hosts []string, now time.Time) (bool, error) {
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if _, err := os.Stat(certFile); err == nil {
-		return false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return false, err
-	}
-	certPEM, keyPEM, err := newSelfSigned(hosts, now)
-	if err != nil {
-		return false, err
-	}
-	if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
-		return false, fmt.Errorf("write key: %w", err)
-	}
-	if err := writeFileAtomic(certFile, certPEM, 0o644); err != nil {
-		return false, fmt.Errorf("write certificate: %w", err)
-	}
-	return true, nil
-}
-
-// newSelfSigned makes a self-signed server certificate for hosts, valid
-// for selfSignedValidity (selfsigned.New).
-func newSelfSigned(hosts []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	return selfsigned.New(hosts, now, selfSignedValidity)
-}
-
-// fingerprint is the SHA-256 of a certificate's DER bytes written as
-// colon-separated upper-case hex, the form `openssl x509 -fingerprint
-// -sha256` prints, so an operator can compare what a client sees.
-func fingerprint(der []byte) string {
-	sum := sha256.Sum256(der)
-	h := strings.ToUpper(hex.EncodeToString(sum[:]))
-	var b strings.Builder
-	for i := 0; i < len(h); i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		b.WriteString(h[i : i+2])
-	}
-	return b.String()
 }

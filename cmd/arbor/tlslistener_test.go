@@ -10,6 +10,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 // TestBothProtocolsServed: HTTP/2 is still negotiated (and HTTP/1.1 when
@@ -57,7 +59,7 @@ func TestPlainHTTPGetsGoAnswer(t *testing.T) {
 // handshake is closed after the timeout, and those still in their
 // handshake are closed by Close.
 func TestTLSListenerHandshakes(t *testing.T) {
-	certPEM, keyPEM, err := newSelfSigned([]string{"127.0.0.1"}, time.Now())
+	certPEM, keyPEM, err := pki.NewSelfSigned([]string{"127.0.0.1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/arbordb/arbor/cmd/internal/cliflags"
+	"github.com/arbordb/arbor/cmd/internal/pki"
 )
 
 // defaultTokenLifetime is what `arbor token` gives a token when not told:
@@ -100,7 +101,7 @@ func (f *tokenFlags) mint(now time.Time) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("--jwt-private-key: %w", err)
 		}
-		if key, err = parsePrivateKey(data); err != nil {
+		if key, err = pki.ParsePrivateKey(data); err != nil {
 			return "", fmt.Errorf("--jwt-private-key %s: %w", f.privateKey, err)
 		}
 		if alg, err = signingAlg(key); err != nil {

@@ -3,20 +3,18 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/cmd/internal/pki"
 	"github.com/arbordb/arbor/httpapi"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // validate checks every setting, so that a mistake stops the process
@@ -199,16 +197,16 @@ func (c *serveConfig) validateSecurityFiles() error {
 		}
 	}
 	if c.TLSCA != "" {
-		if _, err := loadCABundle(c.TLSCA); err != nil {
+		if err := pki.CheckCAFile(c.TLSCA); err != nil {
 			return fmt.Errorf("--tls-ca: %w", err)
 		}
 	}
 	if c.TLSCA != "" && c.TLSCert != "" {
-		if err := checkSignedBy(c.TLSCert, c.TLSCA); err != nil {
+		if err := pki.CheckSignedBy(c.TLSCert, c.TLSCA); err != nil {
 			return fmt.Errorf("--tls-cert %s: %w", c.TLSCert, err)
 		}
 	}
-	if _, err := decodeGossipKeys(c.GossipKeys); err != nil {
+	if _, err := pki.DecodeGossipKeys(c.GossipKeys); err != nil {
 		return fmt.Errorf("--gossip-key: %w", err)
 	}
 	for _, s := range c.JWTHS256Secrets {
@@ -218,37 +216,6 @@ func (c *serveConfig) validateSecurityFiles() error {
 	}
 	if _, err := c.tokenVerifier(); err != nil {
 		return err
-	}
-	return nil
-}
-
-// checkSignedBy requires the first certificate in certFile to chain to a
-// CA in caFile, so a node with the wrong certificate fails at start rather
-// than at every handshake with its peers.
-func checkSignedBy(certFile, caFile string) error {
-	data, err := os.ReadFile(certFile)
-	if err != nil {
-		return err
-	}
-	caPEM, err := os.ReadFile(caFile)
-	if err != nil {
-		return err
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
-	block, rest := pem.Decode(data)
-	if block == nil || block.Type != "CERTIFICATE" {
-		return errors.New("no PEM certificate in the file")
-	}
-	leaf, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return fmt.Errorf("parse certificate: %w", err)
-	}
-	inter := x509.NewCertPool()
-	inter.AppendCertsFromPEM(rest)
-	opts := x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
-	if _, err := leaf.Verify(opts); err != nil {
-		return fmt.Errorf("not signed by --tls-ca %s: %w", caFile, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"crypto/ecdsa"
@@ -16,8 +16,8 @@ import (
 func TestEnsureSelfSignedCreatesOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tls")
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	hosts := certHosts("node-1", "db.example.com")
-	created, err := ensureSelfSigned(dir, hosts, now)
+	hosts := CertHosts("node-1", "db.example.com")
+	created, err := EnsureSelfSigned(dir, hosts, now)
 	if err != nil || !created {
 		t.Fatalf("first call: created %v, err %v", created, err)
 	}
@@ -57,7 +57,7 @@ func TestEnsureSelfSignedCreatesOnce(t *testing.T) {
 	}
 
 	before, _ := os.ReadFile(certFile)
-	created, err = ensureSelfSigned(dir, hosts, now)
+	created, err = EnsureSelfSigned(dir, hosts, now)
 	after, _ := os.ReadFile(certFile)
 	if err != nil || created || string(before) != string(after) {
 		t.Errorf("second call: created %v, err %v, changed %v; want the existing pair kept", created, err, string(before) != string(after))
@@ -65,19 +65,11 @@ func TestEnsureSelfSignedCreatesOnce(t *testing.T) {
 }
 
 func TestCertHostsDeduplicates(t *testing.T) {
-	got := certHosts("localhost", "127.0.0.1")
+	got := CertHosts("localhost", "127.0.0.1")
 	if !slices.Equal(got, []string{"localhost", "127.0.0.1", "::1"}) {
 		t.Errorf("got %q", got)
 	}
-	if got := certHosts("", "10.1.2.3"); net.ParseIP(got[len(got)-1]) == nil || len(got) != 4 {
+	if got := CertHosts("", "10.1.2.3"); net.ParseIP(got[len(got)-1]) == nil || len(got) != 4 {
 		t.Errorf("got %q", got)
-	}
-}
-
-func TestFingerprint(t *testing.T) {
-	// sha256("") is e3b0c442…b855.
-	got := fingerprint(nil)
-	if want := "E3:B0:C4:42:98:FC:1C:14:9A:FB:F4:C8:99:6F:B9:24:27:AE:41:E4:64:9B:93:4C:A4:95:99:1B:78:52:B8:55"; got != want {
-		t.Errorf("got %s, want %s", got, want)
 	}
 }

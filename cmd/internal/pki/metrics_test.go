@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"io"
@@ -31,20 +31,20 @@ func expiryGauges(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 
 func TestCertExpiryMetric(t *testing.T) {
 	dir := t.TempDir()
-	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n1")
-	certs, err := newCertReloader(filepath.Join(dir, "n1.pem"), filepath.Join(dir, "n1-key.pem"), slog.New(slog.DiscardHandler))
+	mustInit(t, dir, "n1")
+	certs, err := NewCertReloader(filepath.Join(dir, "n1.pem"), filepath.Join(dir, "n1-key.pem"), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := newCAReloader(filepath.Join(dir, "ca.pem"), slog.New(slog.DiscardHandler))
+	ca, err := NewCAReloader(filepath.Join(dir, "ca.pem"), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newCertExpiryCollector(certs, ca))
+	reg.MustRegister(NewExpiryCollector(certs, ca))
 	got := expiryGauges(t, reg)
-	if got["node"] != float64(certs.leaf().NotAfter.Unix()) || got["ca"] != float64(ca.notAfter().Unix()) || len(got) != 2 {
-		t.Fatalf("gauges %v; want node %d, ca %d", got, certs.leaf().NotAfter.Unix(), ca.notAfter().Unix())
+	if got["node"] != float64(certs.Leaf().NotAfter.Unix()) || got["ca"] != float64(ca.notAfter().Unix()) || len(got) != 2 {
+		t.Fatalf("gauges %v; want node %d, ca %d", got, certs.Leaf().NotAfter.Unix(), ca.notAfter().Unix())
 	}
 
 	// A renewal reaches the gauge with the reload, nothing else.
@@ -54,11 +54,11 @@ func TestCertExpiryMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := certsRenew(dir, nil, nil, ca2.cert.NotAfter.Add(-24*time.Hour), io.Discard); err != nil {
+	if err := Renew(dir, nil, nil, ca2.cert.NotAfter.Add(-24*time.Hour), io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	bumpMtime(t, filepath.Join(dir, "n1.pem"), 1)
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	certs.mu.Lock()
 	certs.nextCheck = clock.t
 	certs.mu.Unlock()
@@ -71,7 +71,7 @@ func TestCertExpiryMetric(t *testing.T) {
 
 	// Without --tls-ca there is no ca series.
 	reg = prometheus.NewRegistry()
-	reg.MustRegister(newCertExpiryCollector(certs, nil))
+	reg.MustRegister(NewExpiryCollector(certs, nil))
 	if got := expiryGauges(t, reg); len(got) != 1 {
 		t.Errorf("without a CA: %v", got)
 	}

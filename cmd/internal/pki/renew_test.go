@@ -1,9 +1,10 @@
-package main
+package pki
 
 import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,15 +13,31 @@ import (
 	"time"
 )
 
-// runCertsCmd runs `arbor certs args…` and fails the test unless it exits
-// with want; it returns the standard output.
-func runCertsCmd(t *testing.T, want int, args ...string) string {
+// runStep runs one certs operation and fails the test unless it fails
+// when wantErr and succeeds otherwise; it returns what the operation
+// wrote followed by its error, as `arbor certs` would print them.
+func runStep(t *testing.T, wantErr bool, op func(out io.Writer) error) string {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	if code := run(append([]string{"certs"}, args...), &out, &errOut); code != want {
-		t.Fatalf("arbor certs %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out.String(), errOut.String())
+	var out bytes.Buffer
+	err := op(&out)
+	if (err != nil) != wantErr {
+		t.Fatalf("error %v, want one: %v\noutput:\n%s", err, wantErr, out.String())
 	}
-	return out.String() + errOut.String()
+	if err != nil {
+		out.WriteString(err.Error())
+	}
+	return out.String()
+}
+
+// mustInit runs Init for hosts.
+func mustInit(t *testing.T, dir string, hosts ...string) {
+	t.Helper()
+	runStep(t, false, func(out io.Writer) error { return Init(dir, hosts, nil, time.Now(), out) })
+}
+
+// renewStep is Renew now, as a step for runStep.
+func renewStep(dir string, hosts, extraNames []string) func(io.Writer) error {
+	return func(out io.Writer) error { return Renew(dir, hosts, extraNames, time.Now(), out) }
 }
 
 // loadNodePair loads dir/<host>.pem with its key; a mismatch fails.
@@ -52,9 +69,11 @@ func verifies(leaf *x509.Certificate, roots *x509.CertPool, name string) error {
 	return err
 }
 
-func TestCertsInitWithServiceNames(t *testing.T) {
+func TestInitWithServiceNames(t *testing.T) {
 	dir := t.TempDir()
-	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n1", "--dns", "arbor.ns.svc", "--dns", "arbor.ns.svc.cluster.local,10.9.8.7")
+	runStep(t, false, func(out io.Writer) error {
+		return Init(dir, []string{"n1"}, []string{"arbor.ns.svc", "arbor.ns.svc.cluster.local", "10.9.8.7"}, time.Now(), out)
+	})
 	leaf := loadNodePair(t, dir, "n1")
 	if want := []string{"n1", "localhost", "arbor.ns.svc", "arbor.ns.svc.cluster.local"}; !sameSet(leaf.DNSNames, want) {
 		t.Errorf("DNS names %q, want %q", leaf.DNSNames, want)
@@ -65,7 +84,6 @@ func TestCertsInitWithServiceNames(t *testing.T) {
 			t.Errorf("verify as %s: %v", name, err)
 		}
 	}
-	runCertsCmd(t, exitUsage, "init", "--dir", dir, "--hosts", "n2", "--dns", "bad name")
 }
 
 func sameSet(a, b []string) bool {
@@ -75,9 +93,9 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-func TestCertsRenew(t *testing.T) {
+func TestRenew(t *testing.T) {
 	dir := t.TempDir()
-	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n1,n2,10.0.0.3")
+	mustInit(t, dir, "n1", "n2", "10.0.0.3")
 	before := map[string]*x509.Certificate{}
 	keys := map[string][]byte{}
 	for _, h := range []string{"n1", "n2", "10.0.0.3"} {
@@ -86,7 +104,7 @@ func TestCertsRenew(t *testing.T) {
 	}
 	caBefore, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
 
-	out := runCertsCmd(t, exitOK, "renew", "--dir", dir, "--dns", "arbor.arbor.svc")
+	out := runStep(t, false, renewStep(dir, nil, []string{"arbor.arbor.svc"}))
 	for _, want := range []string{"[1/3] renewed", "[3/3] renewed", "arbor.arbor.svc", "valid until"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -120,7 +138,7 @@ func TestCertsRenew(t *testing.T) {
 
 	// --hosts renews only those; a name renewed again is not repeated.
 	n2 := loadNodePair(t, dir, "n2")
-	runCertsCmd(t, exitOK, "renew", "--dir", dir, "--hosts", "n1", "--dns", "arbor.arbor.svc")
+	runStep(t, false, renewStep(dir, []string{"n1"}, []string{"arbor.arbor.svc"}))
 	if loadNodePair(t, dir, "n2").SerialNumber.Cmp(n2.SerialNumber) != 0 {
 		t.Error("--hosts n1 renewed n2")
 	}
@@ -130,26 +148,25 @@ func TestCertsRenew(t *testing.T) {
 
 	// An unknown host renews nothing at all.
 	n1 := loadNodePair(t, dir, "n1")
-	runCertsCmd(t, exitFailure, "renew", "--dir", dir, "--hosts", "n1,n9")
+	runStep(t, true, renewStep(dir, []string{"n1", "n9"}, nil))
 	if loadNodePair(t, dir, "n1").SerialNumber.Cmp(n1.SerialNumber) != 0 {
 		t.Error("a failed renewal changed n1")
 	}
-	runCertsCmd(t, exitFailure, "renew", "--dir", t.TempDir())
-	runCertsCmd(t, exitUsage, "renew")
+	runStep(t, true, renewStep(t.TempDir(), nil, nil))
 }
 
-// TestCertsRenewEndsWithTheCA: a node certificate never outlives its CA,
+// TestRenewEndsWithTheCA: a node certificate never outlives its CA,
 // and the operator is told to rotate it.
-func TestCertsRenewEndsWithTheCA(t *testing.T) {
+func TestRenewEndsWithTheCA(t *testing.T) {
 	dir := t.TempDir()
-	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n1")
+	mustInit(t, dir, "n1")
 	ca, err := loadCA(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	late := ca.cert.NotAfter.Add(-100 * 24 * time.Hour)
-	if err := certsRenew(dir, nil, nil, late, &out); err != nil {
+	if err := Renew(dir, nil, nil, late, &out); err != nil {
 		t.Fatal(err)
 	}
 	if leaf := loadNodePair(t, dir, "n1"); !leaf.NotAfter.Equal(ca.cert.NotAfter) {

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
 // writeCA writes a fresh CA certificate (or several, a bundle) to file
@@ -24,14 +26,14 @@ func writeCA(t *testing.T, file string, n int) []certAuthority {
 		cas = append(cas, ca)
 		data = append(data, certPEM...)
 	}
-	if err := writeFileAtomic(file, data, 0o644); err != nil {
+	if err := atomicfile.Write(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return cas
 }
 
 // trusts reports whether pool accepts a certificate issued by ca.
-func trusts(t *testing.T, r *caReloader, ca certAuthority) bool {
+func trusts(t *testing.T, r *CAReloader, ca certAuthority) bool {
 	t.Helper()
 	_, _, leaf, _, err := ca.issue("n1", []string{"n1"}, time.Now())
 	if err != nil {
@@ -45,13 +47,13 @@ func TestCAReloader(t *testing.T) {
 	file := filepath.Join(dir, "ca.pem")
 	first := writeCA(t, file, 1)[0]
 	var logs bytes.Buffer
-	r, err := newCAReloader(file, slog.New(slog.NewTextHandler(&logs, nil)))
+	r, err := NewCAReloader(file, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Now()}
 	r.now = clock.now
-	r.nextCheck = clock.t.Add(certCheckInterval)
+	r.nextCheck = clock.t.Add(CheckInterval)
 	if !trusts(t, r, first) || !r.notAfter().Equal(first.cert.NotAfter) {
 		t.Fatal("the first CA is not in use")
 	}
@@ -63,7 +65,7 @@ func TestCAReloader(t *testing.T) {
 	if trusts(t, r, bundle[0]) {
 		t.Fatal("looked at the file before the check interval passed")
 	}
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	if !trusts(t, r, bundle[0]) || !trusts(t, r, bundle[1]) || trusts(t, r, first) {
 		t.Fatal("the bundle is not what is trusted after the check interval")
 	}
@@ -88,7 +90,7 @@ func TestCAReloader(t *testing.T) {
 		if i < 2 {
 			bumpMtime(t, file, 2+i)
 		}
-		clock.t = clock.t.Add(certCheckInterval)
+		clock.t = clock.t.Add(CheckInterval)
 		if !trusts(t, r, bundle[0]) || !trusts(t, r, bundle[1]) {
 			t.Fatalf("case %d: a broken CA file replaced the working pool", i)
 		}
@@ -98,11 +100,11 @@ func TestCAReloader(t *testing.T) {
 	}
 	// Step 3: the new CA alone.
 	last := writeCA(t, file, 1)[0]
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	if !trusts(t, r, last) || trusts(t, r, bundle[1]) {
 		t.Fatal("the repaired file is not what is trusted")
 	}
-	if _, err := newCAReloader(filepath.Join(dir, "none.pem"), slog.New(slog.DiscardHandler)); err == nil {
+	if _, err := NewCAReloader(filepath.Join(dir, "none.pem"), slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("a missing CA file at start was accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"crypto"
@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
 // certAuthority is the CA that signs node certificates.
@@ -36,10 +38,10 @@ func loadOrCreateCA(dir string, now time.Time) (ca certAuthority, created bool, 
 	}
 	// The key first: a crash in between leaves no ca.pem, and the next
 	// run starts over.
-	if err := writeFileAtomic(filepath.Join(dir, caKeyFile), keyPEM, 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, caKeyFile), keyPEM, 0o600); err != nil {
 		return ca, false, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, caCertFile), certPEM, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, caCertFile), certPEM, 0o644); err != nil {
 		return ca, false, err
 	}
 	return ca, true, nil
@@ -57,7 +59,7 @@ func loadCA(dir string) (certAuthority, error) {
 	if err != nil {
 		return certAuthority{}, fmt.Errorf("%s exists but its key cannot be read: %w", certPath, err)
 	}
-	key, err := parsePrivateKey(keyPEM)
+	key, err := ParsePrivateKey(keyPEM)
 	if err != nil {
 		return certAuthority{}, fmt.Errorf("%s: %w", keyPath, err)
 	}
@@ -202,10 +204,10 @@ func encodeKeyPEM(key crypto.Signer) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
-// parsePrivateKey reads a PEM private key: PKCS#8 (what arbor writes),
+// ParsePrivateKey reads a PEM private key: PKCS#8 (what arbor writes),
 // or SEC 1 EC and PKCS#1 RSA keys (what openssl and other tools write), so
 // a CA made elsewhere can sign too.
-func parsePrivateKey(data []byte) (crypto.Signer, error) {
+func ParsePrivateKey(data []byte) (crypto.Signer, error) {
 	for {
 		var block *pem.Block
 		block, data = pem.Decode(data)

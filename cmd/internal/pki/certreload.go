@@ -1,25 +1,28 @@
-package main
+package pki
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// certCheckInterval bounds how often a handshake looks at the files: a
+// CheckInterval bounds how often a handshake looks at the files: a
 // rotated certificate is served within about this long.
-const certCheckInterval = time.Second
+const CheckInterval = time.Second
 
-// certReloader serves a certificate pair from disk and picks up a new pair
+// CertReloader serves a certificate pair from disk and picks up a new pair
 // written over the files (cert-manager, an operator's rotation) without a
 // restart. An unreadable or mismatched new pair is logged and the old
 // certificate stays in service.
-type certReloader struct {
+type CertReloader struct {
 	certFile, keyFile string
 	logger            *slog.Logger
 	now               func() time.Time
@@ -43,28 +46,28 @@ type fileStamp struct {
 // pairStamp is the stamp of the certificate file and of the key file.
 type pairStamp [2]fileStamp
 
-// newCertReloader loads the pair, failing if it is unusable, and logs its
+// NewCertReloader loads the pair, failing if it is unusable, and logs its
 // fingerprint.
-func newCertReloader(certFile, keyFile string, logger *slog.Logger) (*certReloader, error) {
-	r := &certReloader{certFile: certFile, keyFile: keyFile, logger: logger, now: time.Now}
+func NewCertReloader(certFile, keyFile string, logger *slog.Logger) (*CertReloader, error) {
+	r := &CertReloader{certFile: certFile, keyFile: keyFile, logger: logger, now: time.Now}
 	r.stamp = r.statPair()
 	cert, err := loadPair(certFile, keyFile)
 	if err != nil {
 		return nil, err
 	}
 	r.cert.Store(cert)
-	r.nextCheck = r.now().Add(certCheckInterval)
+	r.nextCheck = r.now().Add(CheckInterval)
 	r.logLoaded("TLS certificate loaded", cert)
 	return r, nil
 }
 
 // GetCertificate is the tls.Config hook: it returns the current
-// certificate after, at most once per certCheckInterval, looking for a
+// certificate after, at most once per CheckInterval, looking for a
 // new one on disk.
-func (r *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+func (r *CertReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if r.mu.TryLock() {
 		if now := r.now(); !now.Before(r.nextCheck) {
-			r.nextCheck = now.Add(certCheckInterval)
+			r.nextCheck = now.Add(CheckInterval)
 			r.refresh()
 		}
 		r.mu.Unlock()
@@ -72,15 +75,15 @@ func (r *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	return r.cert.Load(), nil
 }
 
-// leaf returns the parsed certificate being served.
-func (r *certReloader) leaf() *x509.Certificate { return r.cert.Load().Leaf }
+// Leaf returns the parsed certificate being served.
+func (r *CertReloader) Leaf() *x509.Certificate { return r.cert.Load().Leaf }
 
 // refresh reloads the pair if either file changed since the last look.
 // The new stamp is remembered even when loading fails, so a broken pair is
 // reported once and retried only when the files change again (a rotation
 // that writes the certificate and then the key succeeds on the second).
 // r.mu must be held.
-func (r *certReloader) refresh() {
+func (r *CertReloader) refresh() {
 	stamp := r.statPair()
 	if stamp == r.stamp {
 		return
@@ -96,7 +99,7 @@ func (r *certReloader) refresh() {
 }
 
 // statPair stamps both files.
-func (r *certReloader) statPair() pairStamp {
+func (r *CertReloader) statPair() pairStamp {
 	return pairStamp{statFile(r.certFile), statFile(r.keyFile)}
 }
 
@@ -112,7 +115,7 @@ func statFile(name string) fileStamp {
 	return fileStamp{modTime: fi.ModTime().UnixNano(), size: fi.Size()}
 }
 
-func (r *certReloader) logLoaded(msg string, cert *tls.Certificate) {
+func (r *CertReloader) logLoaded(msg string, cert *tls.Certificate) {
 	r.logger.Info(msg, "file", r.certFile, "sha256", fingerprint(cert.Leaf.Raw),
 		"not_after", cert.Leaf.NotAfter.UTC().Format(time.RFC3339))
 }
@@ -125,4 +128,20 @@ func loadPair(certFile, keyFile string) (*tls.Certificate, error) {
 		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w", certFile, keyFile, err)
 	}
 	return &cert, nil
+}
+
+// fingerprint is the SHA-256 of a certificate's DER bytes written as
+// colon-separated upper-case hex, the form `openssl x509 -fingerprint
+// -sha256` prints, so an operator can compare what a client sees.
+func fingerprint(der []byte) string {
+	sum := sha256.Sum256(der)
+	h := strings.ToUpper(hex.EncodeToString(sum[:]))
+	var b strings.Builder
+	for i := 0; i < len(h); i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(h[i : i+2])
+	}
+	return b.String()
 }

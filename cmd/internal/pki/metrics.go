@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"time"
@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// certExpiryDesc is the one metric certExpiryCollector exports.
-var certExpiryDesc = prometheus.NewDesc(
+// expiryDesc is the one metric expiryCollector exports.
+var expiryDesc = prometheus.NewDesc(
 	"arbor_certificate_expiry_timestamp_seconds",
 	"When a certificate in use stops being valid (its NotAfter), in Unix seconds: cert=\"node\" is the one this node "+
 		"presents (HTTPS and mutual TLS), cert=\"ca\" the first to expire of the --tls-ca certificates it trusts. "+
@@ -15,18 +15,18 @@ var certExpiryDesc = prometheus.NewDesc(
 	[]string{"cert"}, nil,
 )
 
-// certExpiryCollector reads the expiry of the certificates in use at
+// expiryCollector reads the expiry of the certificates in use at
 // every scrape, so a certificate reloaded from disk shows at once with
 // nothing to update.
-type certExpiryCollector struct {
+type expiryCollector struct {
 	node func() time.Time // the served certificate's NotAfter
 	ca   func() time.Time // nil without --tls-ca
 }
 
-// newCertExpiryCollector exports certs' expiry and, when ca is not nil,
+// NewExpiryCollector exports certs' expiry and, when ca is not nil,
 // the CA's.
-func newCertExpiryCollector(certs *certReloader, ca *caReloader) prometheus.Collector {
-	c := &certExpiryCollector{node: func() time.Time { return certs.leaf().NotAfter }}
+func NewExpiryCollector(certs *CertReloader, ca *CAReloader) prometheus.Collector {
+	c := &expiryCollector{node: func() time.Time { return certs.Leaf().NotAfter }}
 	if ca != nil {
 		c.ca = ca.notAfter
 	}
@@ -34,12 +34,12 @@ func newCertExpiryCollector(certs *certReloader, ca *caReloader) prometheus.Coll
 }
 
 // Describe implements prometheus.Collector.
-func (c *certExpiryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- certExpiryDesc }
+func (c *expiryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- expiryDesc }
 
 // Collect implements prometheus.Collector.
-func (c *certExpiryCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *expiryCollector) Collect(ch chan<- prometheus.Metric) {
 	emit := func(label string, t time.Time) {
-		ch <- prometheus.MustNewConstMetric(certExpiryDesc, prometheus.GaugeValue, float64(t.Unix()), label)
+		ch <- prometheus.MustNewConstMetric(expiryDesc, prometheus.GaugeValue, float64(t.Unix()), label)
 	}
 	emit("node", c.node())
 	if c.ca != nil {

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
 // The files of a certificate directory (`arbor certs … --dir D`) besides
@@ -66,7 +68,7 @@ func ignoreKeysInGit(dir string) (string, error) {
 	if !insideGitWorkTree(dir) || exists(filepath.Join(dir, ".gitignore")) {
 		return "", nil
 	}
-	if err := writeFileAtomic(filepath.Join(dir, ".gitignore"), []byte(gitIgnoreFile), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, ".gitignore"), []byte(gitIgnoreFile), 0o644); err != nil {
 		return "", err
 	}
 	return ".gitignore", nil

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"crypto/x509"
@@ -9,31 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
-// runCertsRenew is `arbor certs renew --dir D [--hosts h1,h2] [--dns n]`:
-// every node certificate in D (or the --hosts ones) issued again by D's
-// CA, with a new key, the same names plus the --dns ones, and a new
-// validity. Nodes pick the files up without a restart.
-func runCertsRenew(args []string, stdout, stderr io.Writer) int {
-	var f certsFlags
-	fset := newCertsFlagSet("renew", "Usage: arbor certs renew --dir D [--hosts h1,h2] [--dns name]...\n\n"+
-		"Issues D/<host>.pem and D/<host>-key.pem again from the CA in D (ca.pem, ca-key.pem), for every\n"+
-		"host that has them or only the --hosts ones: a new key, the names of the old certificate plus the\n"+
-		"--dns ones, valid for another 825 days (at most until the CA expires).\n", &f, true, stderr)
-	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
-		return code
-	}
-	if err := certsRenew(f.dir, f.hosts, f.dns, time.Now(), stdout); err != nil {
-		fmt.Fprintf(stderr, "arbor certs renew: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
-}
-
-// certsRenew does the work of runCertsRenew, reporting each certificate
-// as it is written.
-func certsRenew(dir string, hosts, extraNames []string, now time.Time, out io.Writer) error {
+// Renew is `arbor certs renew`: every node certificate in dir (or those
+// of hosts) issued again by dir's CA, with a new key, the same names plus
+// extraNames, and a new validity, reporting each certificate to out as it
+// is written. Nodes pick the files up without a restart.
+func Renew(dir string, hosts, extraNames []string, now time.Time, out io.Writer) error {
 	ca, err := loadCA(dir)
 	if err != nil {
 		return fmt.Errorf("the CA: %w", err)
@@ -65,10 +49,10 @@ func certsRenew(dir string, hosts, extraNames []string, now time.Time, out io.Wr
 		if err != nil {
 			return fmt.Errorf("certificate for %s: %w", old.host, err)
 		}
-		if err := writeFileAtomic(filepath.Join(dir, old.host+"-key.pem"), keyPEM, 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, old.host+"-key.pem"), keyPEM, 0o600); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(old.file, certPEM, 0o644); err != nil {
+		if err := atomicfile.Write(old.file, certPEM, 0o644); err != nil {
 			return err
 		}
 		clampedAny = clampedAny || clamped

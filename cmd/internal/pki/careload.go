@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"crypto/x509"
@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// caReloader serves the --tls-ca pool from disk and picks up a new file
+// CAReloader serves the --tls-ca pool from disk and picks up a new file
 // (a CA rotation's bundle, then the new CA alone) without a restart, as
-// certReloader does for the node certificate. A file that cannot be used
+// CertReloader does for the node certificate. A file that cannot be used
 // is logged as an error and the previous pool stays in service: a broken
 // rollout must not shut every peer out.
-type caReloader struct {
+type CAReloader struct {
 	file   string
 	logger *slog.Logger
 	now    func() time.Time
@@ -38,26 +38,26 @@ type caBundle struct {
 	notAfter time.Time
 }
 
-// newCAReloader loads file, failing if it holds no usable certificate.
-func newCAReloader(file string, logger *slog.Logger) (*caReloader, error) {
-	r := &caReloader{file: file, logger: logger, now: time.Now}
+// NewCAReloader loads file, failing if it holds no usable certificate.
+func NewCAReloader(file string, logger *slog.Logger) (*CAReloader, error) {
+	r := &CAReloader{file: file, logger: logger, now: time.Now}
 	r.stamp = statFile(file)
 	b, err := loadCABundle(file)
 	if err != nil {
 		return nil, fmt.Errorf("--tls-ca: %w", err)
 	}
 	r.cur.Store(b)
-	r.nextCheck = r.now().Add(certCheckInterval)
+	r.nextCheck = r.now().Add(CheckInterval)
 	r.logLoaded("TLS CA loaded", b)
 	return r, nil
 }
 
 // Pool is cluster.TLSConfig.Roots: the current pool, after looking for a
-// new file at most once per certCheckInterval.
-func (r *caReloader) Pool() *x509.CertPool {
+// new file at most once per CheckInterval.
+func (r *CAReloader) Pool() *x509.CertPool {
 	if r.mu.TryLock() {
 		if now := r.now(); !now.Before(r.nextCheck) {
-			r.nextCheck = now.Add(certCheckInterval)
+			r.nextCheck = now.Add(CheckInterval)
 			r.refresh()
 		}
 		r.mu.Unlock()
@@ -66,12 +66,12 @@ func (r *caReloader) Pool() *x509.CertPool {
 }
 
 // notAfter is the earliest expiry of the CAs in use.
-func (r *caReloader) notAfter() time.Time { return r.cur.Load().notAfter }
+func (r *CAReloader) notAfter() time.Time { return r.cur.Load().notAfter }
 
 // refresh reloads the file if it changed since the last look. As with the
 // node certificate, a broken file is reported once and retried when it
 // changes again. r.mu must be held.
-func (r *caReloader) refresh() {
+func (r *CAReloader) refresh() {
 	stamp := statFile(r.file)
 	if stamp == r.stamp {
 		return
@@ -88,7 +88,7 @@ func (r *caReloader) refresh() {
 
 // logLoaded names every CA now trusted by its fingerprint, so an operator
 // can see a rotation step arrive (two fingerprints, then one).
-func (r *caReloader) logLoaded(msg string, b *caBundle) {
+func (r *CAReloader) logLoaded(msg string, b *caBundle) {
 	fps := make([]string, len(b.certs))
 	for i, c := range b.certs {
 		fps[i] = fingerprint(c.Raw)

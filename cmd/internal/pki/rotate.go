@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"crypto/x509"
@@ -9,42 +9,22 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
-// runCertsRotateCA is `arbor certs rotate-ca --dir D [--drop-old]`, the
-// first and last of the three steps that replace a cluster's CA without
-// a moment in which two nodes distrust each other (docs/OPERATIONS.md):
+// RotateCA is `arbor certs rotate-ca`, the first of the three steps that
+// replace a cluster's CA without a moment in which two nodes distrust each
+// other (docs/OPERATIONS.md):
 //
-//  1. rotate-ca: a new CA; ca.pem holds the new and the old one, so a
+//  1. RotateCA: a new CA; ca.pem holds the new and the old one, so a
 //     node given it trusts certificates from either. Roll it out.
-//  2. renew: every node certificate from the new CA. Roll them out.
-//  3. rotate-ca --drop-old: ca.pem holds the new CA alone. Roll it out.
+//  2. Renew: every node certificate from the new CA. Roll them out.
+//  3. DropOldCA: ca.pem holds the new CA alone. Roll it out.
 //
 // Each step must have reached every node (and client) before the next.
-func runCertsRotateCA(args []string, stdout, stderr io.Writer) int {
-	var f certsFlags
-	fset := newCertsFlagSet("rotate-ca", "Usage: arbor certs rotate-ca --dir D [--drop-old]\n\n"+
-		"Without --drop-old: creates a new CA in D (ca-key.pem), keeps the old one as ca-old.pem and\n"+
-		"ca-old-key.pem, and makes ca.pem a bundle of the new and the old CA. With --drop-old, once every\n"+
-		"node certificate in D comes from the new CA (arbor certs renew): ca.pem holds the new CA alone\n"+
-		"and the old CA's files go.\n", &f, false, stderr)
-	dropOld := fset.Bool("drop-old", false, "end a rotation: the old CA is no longer trusted")
-	if code, ok := parseCertsFlags(fset, &f, args, stderr); !ok {
-		return code
-	}
-	run := func() error { return rotateCA(f.dir, time.Now(), stdout) }
-	if *dropOld {
-		run = func() error { return dropOldCA(f.dir, stdout) }
-	}
-	if err := run(); err != nil {
-		fmt.Fprintf(stderr, "arbor certs rotate-ca: %v\n", err)
-		return exitFailure
-	}
-	return exitOK
-}
-
-// rotateCA is step 1 (see runCertsRotateCA).
-func rotateCA(dir string, now time.Time, out io.Writer) error {
+// What it wrote and what to do next go to out.
+func RotateCA(dir string, now time.Time, out io.Writer) error {
 	if exists(filepath.Join(dir, oldCACertFile)) {
 		return fmt.Errorf("a CA rotation is already under way (%s exists): finish it with --drop-old first", filepath.Join(dir, oldCACertFile))
 	}
@@ -77,7 +57,7 @@ func rotateCA(dir string, now time.Time, out io.Writer) error {
 		{certPath, append(newCertPEM, oldCertPEM...), 0o644},
 	}
 	for _, s := range steps {
-		if err := writeFileAtomic(s.path, s.data, s.perm); err != nil {
+		if err := atomicfile.Write(s.path, s.data, s.perm); err != nil {
 			return err
 		}
 	}
@@ -91,10 +71,10 @@ func rotateCA(dir string, now time.Time, out io.Writer) error {
 	return nil
 }
 
-// dropOldCA is step 3 (see runCertsRotateCA). It refuses while a node
-// certificate in dir still comes from the old CA: that node would be shut
-// out of the cluster.
-func dropOldCA(dir string, out io.Writer) error {
+// DropOldCA is `arbor certs rotate-ca --drop-old`, step 3 (see RotateCA).
+// It refuses while a node certificate in dir still comes from the old CA:
+// that node would be shut out of the cluster.
+func DropOldCA(dir string, out io.Writer) error {
 	oldPath := filepath.Join(dir, oldCACertFile)
 	if !exists(oldPath) {
 		return fmt.Errorf("no CA rotation is under way (no %s); start one with arbor certs rotate-ca --dir %s", oldPath, dir)
@@ -125,7 +105,7 @@ func dropOldCA(dir string, out io.Writer) error {
 			strings.Join(stale, ", "), dir)
 	}
 	certPath := filepath.Join(dir, caCertFile)
-	if err := writeFileAtomic(certPath, encodeCertsPEM(ca.cert), 0o644); err != nil {
+	if err := atomicfile.Write(certPath, encodeCertsPEM(ca.cert), 0o644); err != nil {
 		return err
 	}
 	for _, name := range []string{oldCACertFile, oldCAKeyFile} {

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"crypto/tls"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
 // fakeClock is a settable clock for the reloader's check interval.
@@ -16,14 +18,14 @@ func (c *fakeClock) now() time.Time { return c.t }
 
 func writePair(t *testing.T, certFile, keyFile string) []byte {
 	t.Helper()
-	certPEM, keyPEM, err := newSelfSigned([]string{"localhost"}, time.Now())
+	certPEM, keyPEM, err := NewSelfSigned([]string{"localhost"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
+	if err := atomicfile.Write(keyFile, keyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(certFile, certPEM, 0o644); err != nil {
+	if err := atomicfile.Write(certFile, certPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
@@ -33,7 +35,7 @@ func writePair(t *testing.T, certFile, keyFile string) []byte {
 	return pair.Leaf.Raw
 }
 
-func served(t *testing.T, r *certReloader) []byte {
+func served(t *testing.T, r *CertReloader) []byte {
 	t.Helper()
 	c, err := r.GetCertificate(nil)
 	if err != nil {
@@ -46,19 +48,19 @@ func TestCertReloaderPicksUpNewPair(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	first := writePair(t, certFile, keyFile)
-	r, err := newCertReloader(certFile, keyFile, slog.New(slog.DiscardHandler))
+	r, err := NewCertReloader(certFile, keyFile, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Now()}
 	r.now = clock.now
-	r.nextCheck = clock.t.Add(certCheckInterval)
+	r.nextCheck = clock.t.Add(CheckInterval)
 
 	second := writePair(t, certFile, keyFile)
 	if got := served(t, r); string(got) != string(first) {
 		t.Fatal("looked at the files before the check interval passed")
 	}
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	if got := served(t, r); string(got) != string(second) {
 		t.Fatal("new pair not served after the check interval")
 	}
@@ -66,7 +68,7 @@ func TestCertReloaderPicksUpNewPair(t *testing.T) {
 	// A broken pair (a key that does not match) keeps the old one in use.
 	otherKeyDir := t.TempDir()
 	writePair(t, filepath.Join(otherKeyDir, "c"), keyFile)
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	if got := served(t, r); string(got) != string(second) {
 		t.Fatal("a mismatched pair replaced the working one")
 	}
@@ -74,13 +76,13 @@ func TestCertReloaderPicksUpNewPair(t *testing.T) {
 	if err := os.Remove(certFile); err != nil {
 		t.Fatal(err)
 	}
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	if got := served(t, r); string(got) != string(second) {
 		t.Fatal("a missing certificate replaced the working one")
 	}
 	// Once a good pair is back, it is served.
 	third := writePair(t, certFile, keyFile)
-	clock.t = clock.t.Add(certCheckInterval)
+	clock.t = clock.t.Add(CheckInterval)
 	if got := served(t, r); string(got) != string(third) {
 		t.Fatal("a repaired pair was not picked up")
 	}
@@ -88,8 +90,16 @@ func TestCertReloaderPicksUpNewPair(t *testing.T) {
 
 func TestCertReloaderRejectsBadPairAtStart(t *testing.T) {
 	dir := t.TempDir()
-	_, err := newCertReloader(filepath.Join(dir, "none.pem"), filepath.Join(dir, "none.key"), slog.New(slog.DiscardHandler))
+	_, err := NewCertReloader(filepath.Join(dir, "none.pem"), filepath.Join(dir, "none.key"), slog.New(slog.DiscardHandler))
 	if err == nil {
 		t.Fatal("want an error for missing files")
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	// sha256("") is e3b0c442…b855.
+	got := fingerprint(nil)
+	if want := "E3:B0:C4:42:98:FC:1C:14:9A:FB:F4:C8:99:6F:B9:24:27:AE:41:E4:64:9B:93:4C:A4:95:99:1B:78:52:B8:55"; got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package pki
 
 import (
 	"bytes"
@@ -14,15 +14,16 @@ import (
 	"strings"
 
 	"github.com/arbordb/arbor/cluster"
+	"github.com/arbordb/arbor/cmd/internal/atomicfile"
 )
 
 // gossipKeyLen is the AES-256 key size memberlist uses.
 const gossipKeyLen = cluster.GossipKeyLen
 
-// decodeGossipKeys reads the --gossip-key values in order and returns
+// DecodeGossipKeys reads the --gossip-key values in order and returns
 // their keys, the first one (the key gossip is sealed with) first and
 // every key once.
-func decodeGossipKeys(values []string) ([][]byte, error) {
+func DecodeGossipKeys(values []string) ([][]byte, error) {
 	var keys [][]byte
 	for _, v := range values {
 		ks, err := decodeGossipKeyValue(v)
@@ -129,22 +130,22 @@ func addGossipKey(path string) ([][]byte, error) {
 		return nil, err
 	}
 	keys = append(keys, key)
-	return keys, writeFileAtomic(path, formatGossipKeyFile(keys), 0o600)
+	return keys, atomicfile.Write(path, formatGossipKeyFile(keys), 0o600)
 }
 
-// gossipKeyID names a key in logs and in `arbor certs gossip-key` output
+// GossipKeyID names a key in logs and in `arbor certs gossip-key` output
 // without giving it away: the first 8 hex digits of its SHA-256, so an
 // operator can see which key each node uses.
-func gossipKeyID(key []byte) string {
+func GossipKeyID(key []byte) string {
 	sum := sha256.Sum256(key)
 	return hex.EncodeToString(sum[:4])
 }
 
-// gossipKeyIDs names keys, in order.
-func gossipKeyIDs(keys [][]byte) []string {
+// GossipKeyIDs names keys, in order.
+func GossipKeyIDs(keys [][]byte) []string {
 	ids := make([]string, len(keys))
 	for i, k := range keys {
-		ids[i] = gossipKeyID(k)
+		ids[i] = GossipKeyID(k)
 	}
 	return ids
 }

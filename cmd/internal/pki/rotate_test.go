@@ -1,26 +1,30 @@
-package main
+package pki
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestCertsRotateCA walks the three steps and checks, after each, what a
+// TestRotateCA walks the three steps and checks, after each, what a
 // node holding the files would trust and present: at no step does a node
 // that has the new files distrust one that still has the previous ones.
-func TestCertsRotateCA(t *testing.T) {
+func TestRotateCA(t *testing.T) {
 	dir := t.TempDir()
-	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n1,n2")
+	mustInit(t, dir, "n1", "n2")
+	rotate := func(out io.Writer) error { return RotateCA(dir, time.Now(), out) }
+	dropOld := func(out io.Writer) error { return DropOldCA(dir, out) }
 	caFile := filepath.Join(dir, "ca.pem")
 	oldRoots := poolOf(t, caFile)
 	oldLeaf := loadNodePair(t, dir, "n1")
-	runCertsCmd(t, exitFailure, "rotate-ca", "--dir", dir, "--drop-old") // nothing under way
+	runStep(t, true, dropOld) // nothing under way
 
 	// Step 1: the bundle trusts the old and the new CA.
-	out := runCertsCmd(t, exitOK, "rotate-ca", "--dir", dir)
+	out := runStep(t, false, rotate)
 	if !strings.Contains(out, "step 1 of 3") || !strings.Contains(out, "arbor certs renew --dir") {
 		t.Errorf("step 1 output:\n%s", out)
 	}
@@ -51,18 +55,18 @@ func TestCertsRotateCA(t *testing.T) {
 	if err := verifies(oldLeaf, bundleRoots, "n1"); err != nil {
 		t.Errorf("the bundle does not trust the old node certificate: %v", err)
 	}
-	if err := checkSignedBy(filepath.Join(dir, "n1.pem"), caFile); err != nil {
+	if err := CheckSignedBy(filepath.Join(dir, "n1.pem"), caFile); err != nil {
 		t.Errorf("serve's start-up check refuses the bundle: %v", err)
 	}
-	runCertsCmd(t, exitFailure, "rotate-ca", "--dir", dir)                     // already under way
-	out = runCertsCmd(t, exitFailure, "rotate-ca", "--dir", dir, "--drop-old") // node certificates still old
+	runStep(t, true, rotate)        // already under way
+	out = runStep(t, true, dropOld) // node certificates still old
 	if !strings.Contains(out, "n1, n2") {
 		t.Errorf("drop-old before renew names no stale certificate:\n%s", out)
 	}
 
 	// Step 2: node certificates from the new CA, trusted by the bundle
 	// (nodes that have it) and refused by the old CA alone.
-	out = runCertsCmd(t, exitOK, "renew", "--dir", dir)
+	out = runStep(t, false, renewStep(dir, nil, nil))
 	if !strings.Contains(out, "step 2 of 3") {
 		t.Errorf("renew during a rotation does not say so:\n%s", out)
 	}
@@ -75,7 +79,7 @@ func TestCertsRotateCA(t *testing.T) {
 	}
 
 	// Step 3: the new CA alone.
-	out = runCertsCmd(t, exitOK, "rotate-ca", "--dir", dir, "--drop-old")
+	out = runStep(t, false, dropOld)
 	if !strings.Contains(out, "step 3 of 3") {
 		t.Errorf("step 3 output:\n%s", out)
 	}
@@ -96,18 +100,8 @@ func TestCertsRotateCA(t *testing.T) {
 		}
 	}
 	// The directory works as before: a new host is signed by the new CA.
-	runCertsCmd(t, exitOK, "init", "--dir", dir, "--hosts", "n3")
+	mustInit(t, dir, "n3")
 	if err := verifies(loadNodePair(t, dir, "n3"), newRoots, "n3"); err != nil {
 		t.Errorf("n3 after the rotation: %v", err)
 	}
-}
-
-func TestCertsUsage(t *testing.T) {
-	runCertsCmd(t, exitUsage)
-	runCertsCmd(t, exitUsage, "frobnicate")
-	if out := runCertsCmd(t, exitOK, "help"); !strings.Contains(out, "rotate-ca") || !strings.Contains(out, "gossip-key") {
-		t.Errorf("help:\n%s", out)
-	}
-	runCertsCmd(t, exitOK, "renew", "-h")
-	runCertsCmd(t, exitUsage, "rotate-ca", "--dir", t.TempDir(), "extra")
 }
