@@ -16,8 +16,10 @@ type errorsTB struct {
 	errs []string
 }
 
-func (r *errorsTB) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
-func (r *errorsTB) Helper()                           {}
+func (r *errorsTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *errorsTB) Helper() {}
 
 // TestCleanupFailsOnRecoveredPanics: a node whose /metrics counts a
 // recovered panic, or whose log (of any of its processes) shows one,
