@@ -54,7 +54,7 @@ test: lint
 test-e2e:
 	$(GO) test -race -timeout 20m -v ./cmd/arbor/e2e/...
 
-## test-abuse: hostile but authenticated clients against three real nodes (a normal build): large writes, connection floods, slow bodies, bad overrides; the cluster must keep its leader and serve a canary (docs/RELIABILITY.md)
+## test-abuse: hostile but authenticated clients against three real nodes (a normal build): large writes, connection floods, slow bodies, bad overrides, hostile streams; the cluster must keep its leader and serve a canary (docs/RELIABILITY.md)
 test-abuse: build
 	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -tags abuse -run '^TestAbuse$$' -count=1 -timeout 15m -v ./cmd/arbor/e2e
 

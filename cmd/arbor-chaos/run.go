@@ -133,6 +133,9 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	extra = append(extra, checks.Converge(ctx, admin, backend.Nodes(), dir, cfg.RecoverTimeout))
 	workload.FinalReads(ctx, ccfg, rec, backend.Nodes(), wcfg.Clients)
 	streams := settleWatchers(ctx, out, watchers, admin, backend.Nodes(), dir, cfg.RecoverTimeout)
+	// Read while every node still runs; a node restarted by a fault lost
+	// its count, and the log scan below finds its panics instead.
+	extra = append(extra, checks.PanicsRecovered(ctx, admin, backend.Nodes()))
 
 	ops := rec.Ops()
 	saveRun(ctx, out, backend, dir, ops, sum.Events)

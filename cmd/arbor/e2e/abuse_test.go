@@ -162,7 +162,9 @@ func settled(t *testing.T, c *Cluster) (leader, follower *Node, term uint64) {
 func TestAbuse(t *testing.T) {
 	// Snapshots are checked every second, so that the floods' writes
 	// bring snapshots of the large tree while they run.
-	c := StartCluster(t, 3, "--max-connections", "64", "--snapshot-interval", "1s")
+	// ID tokens signed with ruleSecret (idToken) act as users in the
+	// stream probes.
+	c := StartCluster(t, 3, "--max-connections", "64", "--snapshot-interval", "1s", "--jwt-hs256-secret", ruleSecret)
 	leader := c.WaitStable(t, c.Nodes...)
 	f := c.Others(leader)[0]
 	wantResponse(t, "sentinel", leader.Do(t, "PUT", "/sentinel.json", `"still here"`), 200, `"still here"`)
@@ -427,6 +429,15 @@ func TestAbuse(t *testing.T) {
 	t.Run("SlowBodies", func(t *testing.T) { probeSlowBody(t, c) })
 	t.Run("SlowRead", func(t *testing.T) { probeSlowRead(t, c) })
 	t.Run("H2Flood", func(t *testing.T) { probeH2Flood(t, c) })
+
+	// Streams must not be a way in (abuse_streams_test.go,
+	// abuse_streamload_test.go).
+	t.Run("StreamRefusedOpens", func(t *testing.T) { probeRefusedOpens(t, c) })
+	t.Run("StreamResumeLeak", func(t *testing.T) { probeResumeLeak(t, c) })
+	t.Run("StreamPausedReader", func(t *testing.T) { probePausedReader(t, c) })
+	t.Run("StreamFutureLastEventID", func(t *testing.T) { probeFutureLastEventID(t, c) })
+	t.Run("StreamNonReaders", func(t *testing.T) { probeNonReadingStreams(t, c) })
+	t.Run("StreamQueries", func(t *testing.T) { probeQueryStreams(t, c) })
 }
 
 // rawHTTP1 sends req over a fresh TLS connection speaking HTTP/1.1 and

@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arbordb/arbor/cmd/internal/checks"
 	"github.com/arbordb/arbor/cmd/internal/client"
 	"github.com/arbordb/arbor/cmd/internal/testcluster"
 )
@@ -326,12 +327,14 @@ func (n *Node) current() *process {
 	return n.proc
 }
 
-// cleanup kills a process the test left running and, if the test failed,
-// logs the output of every process the node ran.
+// cleanup fails the test if the node recovered from a panic, kills a
+// process the test left running and, if the test failed, logs the output
+// of every process the node ran.
 func (n *Node) cleanup(t testing.TB) {
 	n.mu.Lock()
 	procs := n.procs
 	n.mu.Unlock()
+	n.checkNoPanics(t, procs)
 	for _, p := range procs {
 		if err := p.Kill(stopTimeout); err != nil {
 			t.Errorf("%s: %v", n.Name, err)
@@ -342,6 +345,44 @@ func (n *Node) cleanup(t testing.TB) {
 			t.Logf("--- %s, process %d of %d (%s), output:\n%s", n.Name, i+1, len(procs), p.State(), p.logs.String())
 		}
 	}
+}
+
+// panicsTimeout bounds the read of a live node's panic count at cleanup
+// (a node the test paused does not answer).
+const panicsTimeout = 5 * time.Second
+
+// checkNoPanics fails the test if the node's current process counts a
+// recovered panic (arbor_panics_recovered_total, read while it still
+// runs) or any of its processes logged one ("panic serving"): each is a
+// bug the node survived, whatever the test checked. A process that
+// exited or does not answer lost its count; its log still tells.
+func (n *Node) checkNoPanics(t testing.TB, procs []*process) {
+	if p := n.current(); p != nil && !p.exited() && n.Client() != nil {
+		client := *n.Client()
+		client.Timeout = panicsTimeout
+		r, err := n.TryDoWith(&client, AdminSecret, "GET", "/metrics", "")
+		if err == nil && r.Status == http.StatusOK {
+			if v, ok := checks.MetricValue(r.Body, checks.PanicMetric); ok && v > 0 {
+				t.Errorf("%s recovered from %v panic(s) (%s); its log says where", n.Name, v, checks.PanicMetric)
+			}
+		}
+	}
+	for i, p := range procs {
+		if logs := p.logs.String(); strings.Contains(logs, "panic serving") {
+			t.Errorf("%s, process %d: it logged a panic it recovered from:\n%s", n.Name, i+1, linesWith(logs, "panic serving"))
+		}
+	}
+}
+
+// linesWith returns the lines of s that contain substr.
+func linesWith(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // exited reports whether the process has exited.

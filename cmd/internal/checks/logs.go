@@ -10,8 +10,11 @@ import (
 )
 
 // fatalMarks are log lines that are bugs whatever the faults: the race
-// detector's report, a panic, a runtime crash.
-var fatalMarks = []string{"WARNING: DATA RACE", "panic: ", "fatal error: "}
+// detector's report, a panic, a runtime crash, and a panic the node
+// recovered from while serving ("panic serving request", "panic serving
+// a stream", net/http's "http: panic serving"), whose count a restart
+// resets.
+var fatalMarks = []string{"WARNING: DATA RACE", "panic: ", "fatal error: ", "panic serving"}
 
 // Logs scans every *.log file in dir for races, panics and crashes. Lines
 // logged at level ERROR are counted in the summary, not judged: under
