@@ -178,9 +178,10 @@ func TestStreamCharsetKeepsNonASCII(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
 	for err == nil && !strings.HasPrefix(line, "data: ") {
-		line, err = bufio.NewReader(resp.Body).ReadString('\n')
+		line, err = br.ReadString('\n')
 	}
 	b := []byte(line)
 	var text string
