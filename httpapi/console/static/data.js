@@ -1,8 +1,8 @@
 // The data viewer and editor. Each expanded node shows one page of its
-// children from a shallow stream (?shallow=true&limitToFirst=…&startAfter=…),
+// children from a query stream (orderBy="$key", limitToFirst, startAfter),
 // so a node with a million children is never loaded whole, and its rows
 // change live, flashing, as any client writes.
-import {request, stream, dataURL, encodePath, el, confirmDialog, ApiError} from './api.js';
+import {request, stream, dataURL, encodePath, el, confirmDialog} from './api.js';
 import {queryPanel} from './query.js';
 
 export const PAGE = 50;
@@ -109,7 +109,6 @@ class TreeNode {
     this.depth = depth;
     this.children = new Map();
     this.cursors = []; // startAfter keys of the pages before this one
-    this.queue = Promise.resolve(); // frames are applied one at a time, in order
     this.li = el('li', {role: 'treeitem', 'data-path': path, 'data-key': key});
     this.render();
   }
@@ -200,10 +199,14 @@ class TreeNode {
     await run('Import into ' + this.path, () => request('PUT', dataURL(this.path), text));
   }
 
-  // expand opens the node's shallow stream on its current page.
+  // expand opens a stream on the node's current page: its first PAGE
+  // children by key after the page's cursor (one more tells whether a
+  // next page exists). A shallow read would say only that each child
+  // exists (every child becomes true), not a leaf's value, so the page
+  // stream carries the values of its children.
   expand() {
     this.collapse(false);
-    const params = {shallow: 'true', limitToFirst: String(PAGE + 1)};
+    const params = {orderBy: '"$key"', limitToFirst: String(PAGE + 1)};
     const after = this.cursors[this.cursors.length - 1];
     if (after !== undefined) params.startAfter = JSON.stringify(after);
     this.first = true;
@@ -256,24 +259,18 @@ class TreeNode {
     } else {
       changed.set(segs[0], segs.length === 1 && !isObj(data) ? data : {});
     }
-    const flash = !this.first;
+    this.apply(changed, !this.first);
     this.first = false;
-    this.queue = this.queue.then(() => this.apply(changed, flash)).catch((e) => say(e.message, true));
   }
 
-  async apply(changed, flash) {
-    // A shallow child of true is an object or the boolean true: one query
-    // for the page's true leaves tells them apart.
-    const trues = [...changed].filter(([, v]) => v === true).map(([k]) => k);
-    let leaves = new Set();
-    if (trues.length) leaves = await this.trueLeaves(trues);
+  apply(changed, flash) {
     for (const [k, v] of changed) {
       let c = this.children.get(k);
       if (v === null) {
         if (c) { c.collapse(false); c.li.remove(); this.children.delete(k); }
         continue;
       }
-      const object = isObj(v) || (v === true && !leaves.has(k));
+      const object = isObj(v);
       const value = object ? true : v;
       if (!c) {
         c = new TreeNode(join(this.path, k), k, value, this.depth + 1, object);
@@ -288,18 +285,6 @@ class TreeNode {
       if (flash) c.flash();
     }
     this.paginate();
-  }
-
-  async trueLeaves(keys) {
-    keys.sort(compareKeys);
-    try {
-      const res = await request('GET', dataURL(this.path, {orderBy: '"$value"',
-        startAt: 'true,' + JSON.stringify(keys[0]), endAt: 'true,' + JSON.stringify(keys[keys.length - 1])}));
-      return new Set(isObj(res) ? Object.keys(res).filter((k) => res[k] === true) : []);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      return new Set();
-    }
   }
 
   insert(c) {
