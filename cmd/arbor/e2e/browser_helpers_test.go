@@ -102,7 +102,7 @@ func Eval[T any](t *testing.T, b *Browser, expr string) T {
 // JS runs a JavaScript statement for its effect.
 func JS(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := chromedp.Evaluate[any]("(() => { " + expr + "; return null })()")(ctx, t)
+		_, err := chromedp.Evaluate[any]("(() => { "+expr+"; return null })()")(ctx, t)
 		return err
 	})
 }
