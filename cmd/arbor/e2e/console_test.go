@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,8 +33,8 @@ const consoleRules = `{
 // read them back over REST, watch a write made on another node arrive,
 // save rules with an error and see it at its line, ask the playground,
 // check keyboard use and contrast, and watch a killed member turn red.
-// With ARBOR_CONSOLE_SCREENSHOT=<file> it also writes the README's
-// screenshot there (make console-screenshot).
+// With ARBOR_CONSOLE_SCREENSHOTS=<dir> it also writes the README's
+// screenshots there (make console-screenshots writes them to docs/).
 func TestConsole(t *testing.T) {
 	exec := chromium(t)
 	c := StartCluster(t, 3)
@@ -120,7 +121,7 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("PUT on n2: %d %s", r.Status, r.Body)
 		}
 		b.WaitJS(t, "the new child", `document.querySelector('li[data-path="/users/alice/city"] .value')?.textContent === '"Boston"'`)
-		if os.Getenv("ARBOR_CONSOLE_SCREENSHOT") != "" {
+		if shots != "" {
 			b.Must(t, "open the query box's answer", chromedp.Click(chromedp.CSS(`#query button[type=submit]`)))
 			b.WaitJS(t, "the query's answer", `document.getElementById("q-time").textContent.includes(" ms")`)
 		}
@@ -128,13 +129,8 @@ func TestConsole(t *testing.T) {
 
 	step("accessibility of the data page", func(t *testing.T) {
 		b.ShotOnFailure(t)
+		docsShot(t, b, "console.png")
 		checkAccessibility(t, b)
-		if path := os.Getenv("ARBOR_CONSOLE_SCREENSHOT"); path != "" {
-			if err := b.Screenshot(path); err != nil {
-				t.Fatalf("screenshot for the docs: %v", err)
-			}
-			t.Logf("wrote %s", path)
-		}
 	})
 
 	step("query box", func(t *testing.T) {
@@ -200,7 +196,9 @@ func TestConsole(t *testing.T) {
 		b.ShotOnFailure(t)
 		b.Must(t, "open the cluster page", chromedp.Navigate(n1.URL("/_/#/cluster")))
 		b.WaitJS(t, "three members up", `document.querySelectorAll("#members tr.up").length === 3`)
-		b.WaitJS(t, "a chart drawn", `document.querySelector("#chart-streams .line").getAttribute("points")`)
+		b.WaitJS(t, "charts of a few samples from /metrics", `["reads", "writes", "p99", "streams"].every((c) =>
+			(document.querySelector("#chart-" + c + " .line").getAttribute("points") || "").split(" ").length >= 3)`)
+		docsShot(t, b, "console-cluster.png")
 		checkAccessibility(t, b)
 		n3.Kill(t)
 		b.WaitJS(t, "n3 red", `document.querySelector('#members tr[data-member="n3"]')?.classList.contains("down")`)
@@ -213,6 +211,24 @@ func TestConsole(t *testing.T) {
 			t.Errorf("%s logged a stream URL with its credential", n.Name)
 		}
 	}
+}
+
+// shots is where TestConsole writes the documentation's screenshots
+// ("" for nowhere).
+var shots = os.Getenv("ARBOR_CONSOLE_SCREENSHOTS")
+
+// docsShot saves the page as shots/name for the documentation.
+func docsShot(t *testing.T, b *Browser, name string) {
+	t.Helper()
+	if shots == "" {
+		return
+	}
+	b.Must(t, "settle", JS(`document.activeElement?.blur()`))
+	path := filepath.Join(shots, name)
+	if err := b.Screenshot(path); err != nil {
+		t.Fatalf("screenshot for the docs: %v", err)
+	}
+	t.Logf("wrote %s", path)
 }
 
 // setValue sets the value of the form field sel as typing would, with

@@ -23,7 +23,7 @@ export function chart(id, title, unit) {
     node,
     draw(points) {
       if (!points.length) return;
-      const t1 = points[points.length - 1].t, t0 = t1 - 5 * 60 * 1000;
+      const t1 = points[points.length - 1].t, t0 = Math.min(points[0].t, t1 - 1000); // the series keeps 5 minutes
       const top = Math.max(...points.map((p) => p.v), 1e-9);
       line.setAttribute('points', points.map((p) =>
         `${((p.t - t0) / (t1 - t0) * W).toFixed(1)},${(H - 2 - (p.v / top) * (H - 6)).toFixed(1)}`).join(' '));
@@ -35,4 +35,4 @@ export function chart(id, title, unit) {
   };
 }
 
-const fmt = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const fmt = (v) => (Number.isInteger(v) ? String(v) : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
