@@ -31,7 +31,7 @@ ADDR      ?= localhost:8443
 RUN_URL    = $(patsubst :%,localhost:%,$(ADDR))
 
 .DEFAULT_GOAL := help
-.PHONY: help run build test test-e2e test-abuse bench bench-cluster fuzz lint image release version image-tag clean
+.PHONY: console-screenshots help run build test test-e2e test-abuse bench bench-cluster fuzz lint image release version image-tag clean
 
 ## help: list the targets
 help:
@@ -53,6 +53,10 @@ test: lint
 ## test-e2e: only the end-to-end tests, which start real arbor processes
 test-e2e:
 	$(GO) test -race -timeout 20m -v ./cmd/arbor/e2e/...
+
+## console-screenshots: docs/console.png and docs/console-cluster.png, taken by the console's browser test (TestConsole) in headless Chromium
+console-screenshots: build
+	ARBOR_CONSOLE_SCREENSHOTS=$(abspath docs) E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -run '^TestConsole$$' -count=1 -timeout 10m -v ./cmd/arbor/e2e
 
 ## test-abuse: hostile but authenticated clients against three real nodes (a normal build): large writes, connection floods, slow bodies, bad overrides, hostile streams; the cluster must keep its leader and serve a canary (docs/RELIABILITY.md)
 test-abuse: build

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arbordb/arbor/httpapi/console"
 	"github.com/arbordb/arbor/httpapi/idtoken"
 	"github.com/arbordb/arbor/httpapi/realtime"
 )
@@ -86,6 +87,10 @@ func (s *Server) routes() *gin.Engine {
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/status", s.status)
 	s.realtimeRoutes(e)
+	e.GET("/", s.root)
+	e.GET(console.Prefix+"*file", serveConsole)
+	e.HEAD(console.Prefix+"*file", serveConsole)
+	e.POST(PlaygroundPath, s.playground)
 	e.NoRoute(s.data)
 	return e
 }

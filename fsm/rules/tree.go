@@ -16,6 +16,11 @@ const (
 type rule struct {
 	expr  *node // nil for a constant
 	value bool
+	// text and pos are the rule's source (an expression's decoded text)
+	// and the byte offset of its value, so an explanation can quote it
+	// (explain.go); pos 0 means it has none (the built-in rulesets).
+	text string
+	pos  int
 }
 
 // ruleNode is one object of the rules document: the rules for the
@@ -175,7 +180,7 @@ func (b *treeBuilder) rule(m jmember, kind ruleKind, vars []string) (*rule, *Syn
 	v := m.val
 	switch v.kind {
 	case jBool:
-		return &rule{value: v.b}, nil
+		return &rule{value: v.b, pos: v.pos}, nil
 	case jString:
 	default:
 		return nil, errorAt(b.src, v.pos, "Expected true, false or an expression string for %s.", ruleKindNames[kind])
@@ -188,7 +193,7 @@ func (b *treeBuilder) rule(m jmember, kind ruleKind, vars []string) (*rule, *Syn
 	if perr != nil {
 		return nil, errorAt(b.src, stringOffset(b.src, v.pos, perr.pos), "%s", perr.msg)
 	}
-	return &rule{expr: n}, nil
+	return &rule{expr: n, text: v.str, pos: v.pos}, nil
 }
 
 // indexOn reads a .indexOn value: a key, a slash-separated child path, or
