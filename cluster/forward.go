@@ -160,7 +160,7 @@ func (n *Node) remoteReadIndexRound() (uint64, error) {
 // leader: anything else answers replyRetry so the sender routes again
 // rather than bouncing the request between followers.
 func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
-	ctx, cancel := context.WithTimeout(ctx, fsm.WriteBudget(n.cfg.WriteTimeout, len(payload))) // a write's size buys it time
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.WriteTimeout)
 	defer cancel()
 	switch op {
 	case opProposeAnswer, opProposeAnswer2:
@@ -264,5 +264,5 @@ func (n *Node) leaderApply(ctx context.Context, kind fsm.CommandKind, data []byt
 		}
 		return fsm.Result{}, err
 	}
-	return n.applyLocal(ctx, data, format)
+	return n.applyLocal(ctx, data)
 }

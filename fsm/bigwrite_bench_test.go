@@ -155,29 +155,6 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 			})
 		})
 	}
-	// chunked: the entry as the cluster logs it, in ChunkPiece pieces,
-	// onto the empty tree; worst-ms is the longest single chunk's apply
-	// (what other writes wait for), last-ms the last chunk's.
-	b.Run("chunked", func(b *testing.B) {
-		f := New()
-		var worst, last time.Duration
-		benchCPU(b, func(i int) {
-			f.cur.Store(empty)
-			for j, l := range chunkLogs(ChunkID{byte(i)}, data, ChunkPiece, 1, 1) {
-				start := time.Now()
-				if r := f.Apply(l); r.Err != nil {
-					b.Fatal(r.Err)
-				}
-				took := time.Since(start)
-				worst = max(worst, took)
-				if l.Data != nil && j > 0 {
-					last = took
-				}
-			}
-		})
-		b.ReportMetric(float64(worst)/1e6, "worst-ms")
-		b.ReportMetric(float64(last)/1e6, "last-ms")
-	})
 	decoded, err := DecodeCommand(data)
 	if err != nil {
 		b.Fatal(err)

@@ -29,8 +29,9 @@ const (
 )
 
 // CommandVersion is the newest entry format this release applies. Decode
-// accepts every version up to it.
-const CommandVersion = 6
+// accepts every version up to it. No kind has format 3 any more: its
+// kind carried a piece of a large write, and a write is one entry now.
+const CommandVersion = 5
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -62,10 +63,8 @@ func (k CommandKind) PlainKind() CommandKind {
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
 	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
-	CmdChunk:    3,
 	CmdSetRules: 4, CmdAs: 4,
 	CmdAsPrejudged: 5,
-	CmdChunkStrict: 6,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and

@@ -17,9 +17,6 @@ type state struct {
 	lastPushTime int64
 	lastRand     [12]byte
 	index        uint64
-	// chunks is a chunked command being assembled (chunk.go); never in a
-	// snapshot.
-	chunks *pendingChunks
 	// rules are the security rules set by the log (nil: the default).
 	rules *Rules
 	// indexes are the `.indexOn` indexes the rules declare, of root
@@ -65,15 +62,6 @@ func (f *FSM) Root() *tree.Node { return f.cur.Load().root }
 
 // AppliedIndex returns the index of the last applied log entry.
 func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
-
-// LargeWriteProgress reports the pieces applied and the pieces in all of
-// the chunked command being assembled (0, 0 when none is).
-func (f *FSM) LargeWriteProgress() (applied, total int) {
-	if q := f.cur.Load().chunks; q != nil {
-		return len(q.parts), q.total
-	}
-	return 0, 0
-}
 
 // ReadLocal returns the value at p in the current state.
 func (f *FSM) ReadLocal(p tree.Path) ReadResult {
@@ -172,20 +160,9 @@ func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, 
 	if !l.Command {
 		n := *s
 		n.index = l.Index
-		n.expireChunks(l.Index, l.Term)
 		return &n, nil, nil, nil
 	}
-	var (
-		res Result
-		err error
-	)
-	if k, kerr := EntryKind(l.Data); kerr == nil && (k == CmdChunk || k == CmdChunkStrict) && int(l.Data[0]) == k.EntryFormat() {
-		next, res, events, err = applyChunk(s, l.Data, l.Index, l.Term)
-	} else {
-		n := *s
-		n.expireChunks(l.Index, l.Term)
-		next, res, events, err = applyEntry(&n, l.Data)
-	}
+	next, res, events, err := applyEntry(s, l.Data)
 	if errors.Is(err, ErrUnsupportedVersion) {
 		return nil, nil, nil, &UnsupportedEntryError{Index: l.Index, Err: err}
 	}
@@ -200,11 +177,7 @@ func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, 
 
 // Snapshot captures the current state in O(1).
 func (f *FSM) Snapshot() (*Snapshot, error) {
-	s := f.cur.Load()
-	if s.chunks != nil {
-		return nil, ErrChunkPending
-	}
-	return &Snapshot{s: s}, nil
+	return &Snapshot{s: f.cur.Load()}, nil
 }
 
 // Restore replaces the state with a snapshot read from r.

@@ -49,7 +49,6 @@ var errorTable = []errorClass{
 	{fsm.ErrShuttingDown, http.StatusServiceUnavailable, "shutting down"},
 	{fsm.ErrNotReady, http.StatusServiceUnavailable, "not ready"},
 	{fsm.ErrRulesChanged, http.StatusServiceUnavailable, "the security rules kept changing while the write waited; it was not applied"},
-	{fsm.ErrWriteConflict, http.StatusServiceUnavailable, "another write changed the data this large write covers while it was replicated; it was not applied"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
 	// The client went away; nobody reads this answer, but it is no server fault.
 	{context.Canceled, http.StatusServiceUnavailable, "request cancelled"},

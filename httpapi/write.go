@@ -36,7 +36,7 @@ func (s *Server) write(c *gin.Context, rq *request) {
 		s.writeError(c, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), fsm.WriteBudget(s.cfg.WriteTimeout, len(cmd.Body)))
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.WriteTimeout)
 	defer cancel()
 	// One slot per write in progress, taken in turn by the connections
 	// that wait (fairgate.go): the remote address names the connection.

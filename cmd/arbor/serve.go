@@ -271,7 +271,7 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	// numbers): one over twice the largest replicated write could fit it
 	// only if it were mostly whitespace or escapes, so it is refused
 	// before it is read (docs/RELIABILITY.md).
-	hc.MaxBodyBytes = 2 * cluster.MaxCommandBytes
+	hc.MaxBodyBytes = 2 * cluster.MaxWriteBytes
 	hc.Logger = logger.With("component", "http")
 	hc.Registerer = reg
 	hc.Gatherer = reg
