@@ -83,13 +83,13 @@ func (n *Node) forwardProposeLegacy(ctx context.Context, t target, kind fsm.Comm
 	}
 	r, err := decodeReply(reply)
 	if err != nil {
-		return fsm.AnswerFor(kind, fsm.Result{}, forwardError(t, err), o)
+		return answerFor(kind, fsm.Result{}, forwardError(t, err), o)
 	}
 	res, err := decodeResult(r)
 	if err != nil {
 		return fsm.Answer{}, err
 	}
-	return fsm.RenderAnswer(kind, res, o), nil
+	return renderAnswer(kind, res, o), nil
 }
 
 // roundTrip sends one forwarded write and classifies transport failures:
@@ -184,7 +184,7 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 			return encodeError(fmt.Errorf("forwarded command: %w", err))
 		}
 		res, err := n.leaderApply(ctx, kind, data)
-		a, err := fsm.AnswerFor(fsm.AnswerKind(data), res, err, o)
+		a, err := answerFor(fsm.AnswerKind(data), res, err, o)
 		if err != nil {
 			return encodeError(err)
 		}

@@ -52,7 +52,7 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if c.Prejudged && !n.allows(fsm.CmdAsPrejudged, format) {
 		c.Prejudged = false // a plain CmdAs: every replica judges it
 	}
-	if err := checkWriteNodes(&c); err != nil {
+	if err := checkWrite(&c); err != nil {
 		n.tooLarge.Add(1)
 		return fsm.Answer{}, err
 	}
@@ -79,7 +79,7 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 		if t.local {
 			var res fsm.Result
 			res, err = n.applyLocal(ctx, data)
-			a, err = fsm.AnswerFor(c.Kind, res, err, o)
+			a, err = answerFor(c.Kind, res, err, o)
 			observeStage(proposeLocalSeconds, start)
 		} else {
 			a, err = n.forwardPropose(ctx, t, c.Kind, o, data)

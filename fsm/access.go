@@ -104,14 +104,14 @@ func asParts(b []byte) (auth []byte, prejudged bool, rulesIndex uint64, inner []
 
 // decodeAs reads a CmdAs or CmdAsPrejudged entry: its Access and the
 // inner command.
-func decodeAs(b []byte) (Command, error) {
+func decodeAs(b []byte, auths *decodedAuths) (Command, error) {
 	auth, prejudged, rulesIndex, inner, err := asParts(b)
 	if err != nil {
 		return Command{}, fmt.Errorf("decode command: as: %w", err)
 	}
 	a := &Access{OpenIfUnset: b[2]&asOpenIfUnset != 0}
 	if !prejudged {
-		if a.Auth, err = authCache.decode(auth); err != nil {
+		if a.Auth, err = auths.decode(auth); err != nil {
 			return Command{}, fmt.Errorf("decode command: as: auth: %v: %w", err, tree.ErrInvalidData)
 		}
 	}

@@ -7,11 +7,12 @@ import (
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// applyEntry computes the state after one command entry. It never panics on
-// bad input: an entry that cannot be decoded or applied leaves the state as
-// it was and returns the error to the proposer.
-func applyEntry(s *state, data []byte) (*state, Result, []Event, error) {
-	cmd, err := DecodeCommand(data)
+// applyEntry computes the state after one command entry (a judged one's
+// auth decoded through auths). It never panics on bad input: an entry that
+// cannot be decoded or applied leaves the state as it was and returns the
+// error to the proposer.
+func applyEntry(s *state, data []byte, auths *decodedAuths) (*state, Result, []Event, error) {
+	cmd, err := decodeCommand(data, auths)
 	if err != nil {
 		return s.clone(), Result{}, nil, err
 	}

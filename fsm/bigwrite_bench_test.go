@@ -67,6 +67,14 @@ var bigWriteCases = []bigWriteCase{
 	// An import: the million keys one level down.
 	{"put1Mnested", CmdSet, func() []byte { return append(append([]byte(`{"users":`), bigKeysBody(1_000_000)...), '}') }},
 	{"string10M", CmdSet, func() []byte { return []byte(`"` + strings.Repeat("a", tree.MaxStringLen) + `"`) }},
+	// Half a million increments and timestamps: server values, resolved
+	// as the write is applied.
+	{"patch500kIncrements", CmdUpdate, func() []byte {
+		return bytes.ReplaceAll(bigKeysBody(500_000), []byte(`":1`), []byte(`":{".sv":{"increment":1}}`))
+	}},
+	{"patch500kTimestamps", CmdUpdate, func() []byte {
+		return bytes.ReplaceAll(bigKeysBody(500_000), []byte(`":1`), []byte(`":{".sv":"timestamp"}`))
+	}},
 }
 
 // cpuTime is the CPU time the process has used.
@@ -137,7 +145,7 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 	// (every key replaced, every old value removed); applyOnly: the
 	// decoded command's apply alone, onto the empty tree.
 	empty := &state{}
-	filled, _, _, err := applyEntry(empty, data)
+	filled, _, _, err := applyEntry(empty, data, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

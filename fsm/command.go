@@ -196,7 +196,11 @@ func appendBytes(buf, b []byte) []byte {
 }
 
 // DecodeCommand parses an entry made by Encode of this or an older release.
-func DecodeCommand(b []byte) (Command, error) {
+func DecodeCommand(b []byte) (Command, error) { return decodeCommand(b, nil) }
+
+// decodeCommand is DecodeCommand decoding a judged entry's auth through
+// auths.
+func decodeCommand(b []byte, auths *decodedAuths) (Command, error) {
 	var c Command
 	if len(b) < 3 {
 		return c, fmt.Errorf("decode command: short entry: %w", tree.ErrInvalidData)
@@ -209,7 +213,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("decode command: kind %d in entry format %d: %w", c.Kind, b[0], ErrUnsupportedVersion)
 	}
 	if c.Kind == CmdAs || c.Kind == CmdAsPrejudged {
-		return decodeAs(b)
+		return decodeAs(b, auths)
 	}
 	c.HasIfMatch = b[2]&1 != 0
 	d := decoder{b: b[3:]}
@@ -350,7 +354,7 @@ type ReadResult struct {
 type PreconditionError struct {
 	Current *tree.Node
 	// ETag and Body are the 412's header and body once rendered
-	// (RenderPrecondition): the node that took the request sends them as
+	// (by cluster, on the leader): the node that took the request sends them as
 	// they are.
 	ETag string
 	Body []byte

@@ -39,6 +39,8 @@ type FSM struct {
 	mu      sync.Mutex
 	waiters map[uint64][]chan struct{}
 	sink    func([]Event)
+	// auths is the apply goroutine's memo of decoded auths (authcache.go).
+	auths *decodedAuths
 }
 
 // Entry is one log entry as the state machine applies it: its place in
@@ -52,7 +54,7 @@ type Entry struct {
 
 // New returns an empty FSM.
 func New() *FSM {
-	f := &FSM{waiters: map[uint64][]chan struct{}{}}
+	f := &FSM{waiters: map[uint64][]chan struct{}{}, auths: &decodedAuths{m: map[string]any{}}}
 	f.cur.Store(&state{})
 	return f
 }
@@ -119,7 +121,7 @@ func (f *FSM) publish(s *state, events []Event) {
 // Apply applies one log entry and returns its response (nil for an
 // entry that is not a command).
 func (f *FSM) Apply(l Entry) *ApplyResponse {
-	next, resp, events, stop := step(f.cur.Load(), l)
+	next, resp, events, stop := step(f.cur.Load(), l, f.auths)
 	if stop != nil {
 		panic(stop)
 	}
@@ -138,7 +140,7 @@ func (f *FSM) ApplyBatch(logs []Entry) []*ApplyResponse {
 	s := f.cur.Load()
 	var events []Event
 	for i, l := range logs {
-		next, resp, evs, stop := step(s, l)
+		next, resp, evs, stop := step(s, l, f.auths)
 		if stop != nil {
 			// What came before the entry stays applied, as with Apply.
 			f.publish(s, events)
@@ -156,13 +158,13 @@ func (f *FSM) ApplyBatch(logs []Entry) []*ApplyResponse {
 // release returns stop, the value to panic with: skipping it would make
 // this replica diverge silently, while stopping is safe — the node stays
 // down (and keeps its log) until it runs a release that can apply it.
-func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, stop *UnsupportedEntryError) {
+func step(s *state, l Entry, auths *decodedAuths) (next *state, resp *ApplyResponse, events []Event, stop *UnsupportedEntryError) {
 	if !l.Command {
 		n := *s
 		n.index = l.Index
 		return &n, nil, nil, nil
 	}
-	next, res, events, err := applyEntry(s, l.Data)
+	next, res, events, err := applyEntry(s, l.Data, auths)
 	if errors.Is(err, ErrUnsupportedVersion) {
 		return nil, nil, nil, &UnsupportedEntryError{Index: l.Index, Err: err}
 	}

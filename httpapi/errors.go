@@ -107,7 +107,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	var pre *fsm.PreconditionError
 	if errors.As(err, &pre) {
 		if pre.Body == nil { // not rendered by the leader (a test double)
-			fsm.RenderPrecondition(pre, renderOptions(c))
+			pre.ETag, pre.Body = pre.Current.ETag(), tree.AppendJSON(nil, pre.Current, renderOptions(c))
 		}
 		c.Header("ETag", pre.ETag)
 		send(c, http.StatusPreconditionFailed, jsonContentType, pre.Body)

@@ -1,6 +1,9 @@
 package tree
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the data model. httpapi/errors.go maps each to one
 // HTTP status; the fsm package defines the others (ErrNoLeader, …) and
@@ -50,4 +53,12 @@ const (
 func WriteTooBig(why string) error {
 	return Public(ErrTooLarge, "Error: WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request: "+
 		why+". Send it as several PATCHes of a part each, or load a whole database with `arbor restore`.")
+}
+
+// ByteSize renders n bytes for a client message: in MiB from 1 MiB on.
+func ByteSize(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
