@@ -428,7 +428,7 @@ func TestAbuse(t *testing.T) {
 	})
 
 	// Errors net/http would write itself are JSON (abuse_headers_test.go);
-	// real attack tools (abuse_toolprobes_test.go). The ~130 MB and two
+	// real attack tools (abuse_toolprobes_test.go). The large values and two
 	// million keys the probes above left stay: the floods' writes bring
 	// snapshots of that tree (one per 8,192 writes) on every node, which must
 	// not cost an election or stall the canary either.
