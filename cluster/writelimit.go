@@ -31,7 +31,7 @@ const maxEntryBytes = 2 * MaxWriteBytes
 // MaxWriteNodes caps the nodes a write creates or changes (writeNodes):
 // its one-step apply costs about a microsecond per node on every node at
 // once, where its bytes cost little (a 10 MiB string is one leaf).
-const MaxWriteNodes = 250_000
+const MaxWriteNodes = 200_000
 
 // checkWriteBytes refuses an entry of size bytes over maxEntryBytes.
 func checkWriteBytes(size int) error {
