@@ -67,6 +67,34 @@ var bigWriteCases = []bigWriteCase{
 	// An import: the million keys one level down.
 	{"put1Mnested", CmdSet, func() []byte { return append(append([]byte(`{"users":`), bigKeysBody(1_000_000)...), '}') }},
 	{"string10M", CmdSet, func() []byte { return []byte(`"` + strings.Repeat("a", tree.MaxStringLen) + `"`) }},
+	// The largest writes a cluster accepts (cluster/writelimit.go):
+	// 16 MiB of JSON, as 16 strings or as records of 200,000 nodes.
+	{"put16MiBStrings", CmdSet, func() []byte {
+		var sb bytes.Buffer
+		sb.WriteByte('{')
+		for i := range 16 {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `"s%d":"%s"`, i, strings.Repeat("a", 1<<20-64))
+		}
+		sb.WriteByte('}')
+		return sb.Bytes()
+	}},
+	{"put16MiBRecords", CmdSet, func() []byte {
+		var sb bytes.Buffer
+		sb.WriteByte('{')
+		pad := strings.Repeat("x", 520)
+		for i := range 24_999 {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `"user%07d":{"name":"User %d%s","email":"user%d@example.com","age":%d,"active":%t,"tags":["reader","writer"]}`,
+				i, i, pad, i, 20+i%60, i%3 == 0)
+		}
+		sb.WriteByte('}')
+		return sb.Bytes()
+	}},
 	// Half a million increments and timestamps: server values, resolved
 	// as the write is applied.
 	{"patch500kIncrements", CmdUpdate, func() []byte {
