@@ -275,18 +275,10 @@ func TestParsedBodiesWaitForEveryMember(t *testing.T) {
 // rulesBuild is the release before prejudged writes (entry format 5): it
 // applies rules and judged writes (format 4) only.
 func rulesBuild() buildFormats {
-	b := prejudgeBuild()
-	b.entry = fsm.CmdAs.EntryFormat()
-	delete(b.kinds, fsm.CmdAsPrejudged)
-	return b
-}
-
-// prejudgeBuild is the release before format 6: no strict chunks.
-func prejudgeBuild() buildFormats {
 	b := thisBuild()
 	b.kinds = maps.Clone(b.kinds)
-	b.entry = fsm.CmdAsPrejudged.EntryFormat()
-	delete(b.kinds, fsm.CmdChunkStrict)
+	b.entry = fsm.CmdAs.EntryFormat()
+	delete(b.kinds, fsm.CmdAsPrejudged)
 	return b
 }
 

@@ -83,13 +83,13 @@ func (n *Node) forwardProposeLegacy(ctx context.Context, t target, kind fsm.Comm
 	}
 	r, err := decodeReply(reply)
 	if err != nil {
-		return fsm.AnswerFor(kind, fsm.Result{}, forwardError(t, err), o)
+		return answerFor(kind, fsm.Result{}, forwardError(t, err), o)
 	}
 	res, err := decodeResult(r)
 	if err != nil {
 		return fsm.Answer{}, err
 	}
-	return fsm.RenderAnswer(kind, res, o), nil
+	return renderAnswer(kind, res, o), nil
 }
 
 // roundTrip sends one forwarded write and classifies transport failures:
@@ -160,7 +160,7 @@ func (n *Node) remoteReadIndexRound() (uint64, error) {
 // leader: anything else answers replyRetry so the sender routes again
 // rather than bouncing the request between followers.
 func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
-	ctx, cancel := context.WithTimeout(ctx, fsm.WriteBudget(n.cfg.WriteTimeout, len(payload))) // a write's size buys it time
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.WriteTimeout)
 	defer cancel()
 	switch op {
 	case opProposeAnswer, opProposeAnswer2:
@@ -184,7 +184,7 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 			return encodeError(fmt.Errorf("forwarded command: %w", err))
 		}
 		res, err := n.leaderApply(ctx, kind, data)
-		a, err := fsm.AnswerFor(fsm.AnswerKind(data), res, err, o)
+		a, err := answerFor(fsm.AnswerKind(data), res, err, o)
 		if err != nil {
 			return encodeError(err)
 		}
@@ -264,5 +264,5 @@ func (n *Node) leaderApply(ctx context.Context, kind fsm.CommandKind, data []byt
 		}
 		return fsm.Result{}, err
 	}
-	return n.applyLocal(ctx, data, format)
+	return n.applyLocal(ctx, data)
 }

@@ -3,7 +3,6 @@ package cluster
 import (
 	"fmt"
 
-	"github.com/arbordb/arbor/fsm"
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -56,16 +55,8 @@ func (n *Node) RegisterMetrics(reg prometheus.Registerer) error {
 			func() float64 { return float64(n.verify.rounds.Load()) }),
 		counter("leader_changes_total", "Times this node saw a new Raft leader.",
 			func() float64 { return float64(n.leaderChanges.Load()) }),
-		gauge("large_write_pieces_applied", "Pieces applied of the large (chunked) write being assembled; 0 when none is.",
-			func() float64 { a, _ := n.fsm.LargeWriteProgress(); return float64(a) }),
-		gauge("large_write_pieces", "Pieces in all of the large (chunked) write being assembled; 0 when none is.",
-			func() float64 { _, t := n.fsm.LargeWriteProgress(); return float64(t) }),
-		counter("large_writes_prepared_total", "Chunked (large) writes applied from the value built as their chunks came.",
-			func() float64 { p, _, _ := fsm.ChunkedApplies(); return float64(p) }),
-		counter("large_writes_one_step_total", "Chunked (large) writes applied in one step at their last chunk, holding up every write behind them.",
-			func() float64 { _, o, _ := fsm.ChunkedApplies(); return float64(o) }),
-		counter("large_writes_refused_total", "Large PATCHes refused at their last chunk: writes meanwhile changed their node in a way their prepared value cannot follow.",
-			func() float64 { _, _, r := fsm.ChunkedApplies(); return float64(r) }),
+		counter("writes_too_large_total", "Writes this node refused (413) for their size or for the nodes they create or change, before logging them.",
+			func() float64 { return float64(n.tooLarge.Load()) }),
 	}
 	collectors = append(collectors, raftStageSeconds)
 	for _, c := range collectors {

@@ -68,8 +68,8 @@ type Node struct {
 	// votes nor campaigns.
 	catchingUp atomic.Bool
 	catchUpMu  sync.Mutex // serialises finishCatchUp
-	// chunking admits one chunked command at a time (propose.go).
-	chunking chan struct{}
+	// tooLarge counts the writes refused for their size (writelimit.go).
+	tooLarge atomic.Uint64
 
 	readyIndex    atomic.Uint64
 	leaderChanges atomic.Uint64
@@ -131,7 +131,6 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		stop:         make(chan struct{}),
 		missingSince: map[raft.ServerID]time.Time{},
 		stableSince:  map[raft.ServerID]time.Time{},
-		chunking:     make(chan struct{}, 1),
 		formats:      d.formats,
 	}
 	if n.formats.kinds == nil {

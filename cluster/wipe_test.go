@@ -2,16 +2,11 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/arbordb/arbor/fsm"
-	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // TestWipedMemberDoesNotElectAStaleLeader is issue 13's scenario: n3 is
@@ -183,102 +178,6 @@ func TestGrowToFiveAndShrinkBack(t *testing.T) {
 	for _, n := range c.live() {
 		if got := readJSON(t, n, "/grow", true); got != `"three"` {
 			t.Fatalf("%s reads %s", n.id, got)
-		}
-	}
-}
-
-// TestEntryOverTheCapIsRefused: while a member cannot apply chunked
-// commands, a write whose log entry would exceed MaxEntryBytes is a 413
-// before anything is logged, on the leader and through a follower alike
-// (an older follower's forwarded entry too).
-func TestEntryOverTheCapIsRefused(t *testing.T) {
-	c := newTestCluster(t, 3, func(cfg *Config) { cfg.WriteTimeout = 20 * time.Second })
-	c.waitLeader()
-	replace(c, 2, olderBuild())
-	leader := c.waitLeader()
-	f := c.follower(leader)
-	huge := set("/huge", `"`+strings.Repeat("x", MaxEntryBytes)+`"`)
-	before := leader.raft.LastIndex()
-	for _, n := range []*Node{leader, f} {
-		_, err := n.Propose(context.Background(), huge, fsm.AnswerOptions{})
-		var pub *tree.PublicError
-		if !errors.Is(err, tree.ErrTooLarge) || !errors.As(err, &pub) || pub.Message != tree.MsgWriteTooBig {
-			t.Fatalf("entry over the cap via %s: %v", n.id, err)
-		}
-	}
-	text := huge
-	text.Parsed = false
-	legacy := text.Encode()
-	waitFor(t, "the leader to refuse a legacy forwarded entry over the cap", 10*time.Second, func() bool {
-		_, err := decodeReply(c.waitLeader().handleRPC(context.Background(), opPropose, legacy))
-		if errors.Is(err, errRetry) {
-			return false // leadership moved under the race detector's load: ask the new leader
-		}
-		if !errors.Is(err, tree.ErrTooLarge) {
-			t.Fatalf("legacy forwarded entry over the cap: %v", err)
-		}
-		return true
-	})
-	for _, n := range c.live() {
-		if idx, err := n.lastCommandAt(n.raft.LastIndex()); err != nil || idx > before {
-			t.Fatalf("a refused entry reached %s's log (last command at %d, before %d): %v", n.id, idx, before, err)
-		}
-	}
-}
-
-// TestLargeWriteIsChunked: once every member applies entry format 3, a
-// write larger than a chunk crosses the log as chunk entries and is
-// applied as one write, on every replica, through a follower too; the
-// entries are CmdChunkStrict (format 6) only once every member applies
-// that format.
-func TestLargeWriteIsChunked(t *testing.T) {
-	c := newTestCluster(t, 3, func(cfg *Config) { cfg.WriteTimeout = 20 * time.Second })
-	c.waitLeader()
-	replace(c, 2, prejudgeBuild())
-	for _, phase := range []struct {
-		name string
-		kind fsm.CommandKind
-	}{{"with a member at format 5", fsm.CmdChunk}, {"every member upgraded", fsm.CmdChunkStrict}} {
-		if phase.kind == fsm.CmdChunkStrict {
-			replace(c, 2, thisBuild())
-		}
-		leader := c.waitLeader()
-		f := c.follower(leader)
-		waitFor(t, "chunked commands allowed", 10*time.Second, func() bool {
-			return f.CanPropose(fsm.CmdChunk) == nil && (phase.kind == fsm.CmdChunk || f.CanPropose(phase.kind) == nil && leader.CanPropose(phase.kind) == nil)
-		})
-		start := leader.raft.LastIndex()
-		value := strings.Repeat("z", 3*fsm.ChunkBytes+123)
-		var a fsm.Answer
-		waitFor(t, "the large write to commit", 30*time.Second, func() bool {
-			var err error
-			a, err = f.Propose(context.Background(), set("/large", `{"v":"`+value+`","n":1}`), fsm.AnswerOptions{})
-			if err != nil && !errors.Is(err, fsm.ErrNoLeader) && !errors.Is(err, fsm.ErrTimeout) {
-				t.Fatalf("%s: large write: %v", phase.name, err)
-			}
-			return err == nil // a 503 is retried, as a client would
-		})
-		if len(a.Body) != len(value)+len(`{"n":1,"v":""}`) {
-			t.Fatalf("%s: echo of %d bytes", phase.name, len(a.Body))
-		}
-		chunks := map[fsm.CommandKind]int{}
-		leader = c.waitLeader()
-		for i := start + 1; i <= leader.raft.LastIndex(); i++ {
-			var l raft.Log
-			if err := leader.logs.GetLog(i, &l); err == nil && l.Type == raft.LogCommand && len(l.Data) > 2 {
-				if k := fsm.CommandKind(l.Data[1]); k == fsm.CmdChunk || k == fsm.CmdChunkStrict {
-					chunks[k]++
-				}
-			}
-		}
-		if chunks[phase.kind] < 4 || len(chunks) != 1 {
-			t.Fatalf("%s: chunk entries in the log by kind %v, want at least 4 of kind %d only", phase.name, chunks, phase.kind)
-		}
-		for _, n := range c.live() {
-			r, err := n.Read(context.Background(), fsm.Read{Path: mustPath("/large/v"), Linearizable: true})
-			if err != nil || r.Value.StringValue() != value || r.Value.ETag() != tree.String(value).ETag() {
-				t.Fatalf("%s: %s reads the large value wrong (%d bytes): %v", phase.name, n.id, len(r.Value.StringValue()), err)
-			}
 		}
 	}
 }

@@ -104,18 +104,18 @@ func asParts(b []byte) (auth []byte, prejudged bool, rulesIndex uint64, inner []
 
 // decodeAs reads a CmdAs or CmdAsPrejudged entry: its Access and the
 // inner command.
-func decodeAs(b []byte) (Command, error) {
+func decodeAs(b []byte, auths *decodedAuths) (Command, error) {
 	auth, prejudged, rulesIndex, inner, err := asParts(b)
 	if err != nil {
 		return Command{}, fmt.Errorf("decode command: as: %w", err)
 	}
 	a := &Access{OpenIfUnset: b[2]&asOpenIfUnset != 0}
 	if !prejudged {
-		if a.Auth, err = authCache.decode(auth); err != nil {
+		if a.Auth, err = auths.decode(auth); err != nil {
 			return Command{}, fmt.Errorf("decode command: as: auth: %v: %w", err, tree.ErrInvalidData)
 		}
 	}
-	if k, err := EntryKind(inner); err != nil || k == CmdAs || k == CmdAsPrejudged || k == CmdChunk || k == CmdChunkStrict {
+	if k, err := EntryKind(inner); err != nil || k == CmdAs || k == CmdAsPrejudged {
 		return Command{}, fmt.Errorf("decode command: as: inner entry of kind %d: %w", k, tree.ErrInvalidData)
 	}
 	c, err := DecodeCommand(inner)
@@ -190,7 +190,6 @@ func (f *FSM) Judge(c *Command) error {
 		return nil
 	}
 	s := cur.clone()
-	s.chunks = nil
 	// The judged state is thrown away: keeping its indexes would be wasted
 	// work (and would copy-on-write trees Apply is copying too).
 	s.indexes = nil
@@ -207,17 +206,6 @@ func judgeWrite(s, next *state, c *Command, res Result) error {
 	env := c.As.env(s, c.Now)
 	env.NewRoot = ruleValue(next.root)
 	if s.rulesFor(c.As).CanWrite(writtenPaths(c, res), env) {
-		return nil
-	}
-	return ErrDenied
-}
-
-// judgeWriteSet is judgeWrite by the paths in written (c's, gathered
-// ahead).
-func judgeWriteSet(s, next *state, c *Command, written *rules.WriteSet) error {
-	env := c.As.env(s, c.Now)
-	env.NewRoot = ruleValue(next.root)
-	if s.rulesFor(c.As).CanWriteSet(written, env) {
 		return nil
 	}
 	return ErrDenied

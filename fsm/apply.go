@@ -4,15 +4,15 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/arbordb/arbor/fsm/rules"
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// applyEntry computes the state after one command entry. It never panics on
-// bad input: an entry that cannot be decoded or applied leaves the state as
-// it was and returns the error to the proposer.
-func applyEntry(s *state, data []byte) (*state, Result, []Event, error) {
-	cmd, err := DecodeCommand(data)
+// applyEntry computes the state after one command entry (a judged one's
+// auth decoded through auths). It never panics on bad input: an entry that
+// cannot be decoded or applied leaves the state as it was and returns the
+// error to the proposer.
+func applyEntry(s *state, data []byte, auths *decodedAuths) (*state, Result, []Event, error) {
+	cmd, err := decodeCommand(data, auths)
 	if err != nil {
 		return s.clone(), Result{}, nil, err
 	}
@@ -22,15 +22,8 @@ func applyEntry(s *state, data []byte) (*state, Result, []Event, error) {
 // applyCommand applies a decoded command; one made with an Access (CmdAs)
 // only if the rules in force allow it.
 func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
-	return applyCommandWith(s, cmd, applyKind, nil)
-}
-
-// applyCommandWith is applyCommand carrying cmd out with apply and, when
-// written is not nil, judging a judged write by those paths (gathered as
-// its chunks came: chunkprep.go) instead of the ones its result names.
-func applyCommandWith(s *state, cmd *Command, apply func(*state, *Command) (Result, []Event, error), written *rules.WriteSet) (*state, Result, []Event, error) {
 	next := s.clone()
-	res, events, err := apply(next, cmd)
+	res, events, err := applyKind(next, cmd)
 	if cmd.As != nil && cmd.Kind != CmdSetRules {
 		var perr *PreconditionError
 		switch {
@@ -44,8 +37,6 @@ func applyCommandWith(s *state, cmd *Command, apply func(*state, *Command) (Resu
 			// write has no if-match, so err is not a precondition.
 		case errors.As(err, &perr):
 			err = judgePrecondition(s, cmd, err)
-		case err == nil && written != nil:
-			err = judgeWriteSet(s, next, cmd, written)
 		case err == nil:
 			err = judgeWrite(s, next, cmd, res)
 		}
@@ -54,9 +45,6 @@ func applyCommandWith(s *state, cmd *Command, apply func(*state, *Command) (Resu
 		return s.clone(), Result{}, nil, err
 	}
 	next.indexes = indexesAfter(s, next, cmd, res)
-	if p := s.chunks; p != nil && p.prep != nil && cmd.Kind != CmdSetRules {
-		p.prep.noteWrite(writtenPaths(cmd, res)) // between a chunked PATCH's chunks
-	}
 	return next, res, events, nil
 }
 
@@ -157,7 +145,8 @@ func applyUpdate(s *state, c *Command) (Result, []Event, error) {
 	return updateWith(s, c, tree.Update)
 }
 
-// updateWith applies the Update c, computing its tree with update.
+// updateWith applies the Update c, computing its tree with update (the
+// tests' reference passes tree.UpdateInOrder).
 func updateWith(s *state, c *Command, update func(*tree.Node, tree.Write, []tree.Field) (*tree.Node, []tree.Field, *tree.Node, error)) (Result, []Event, error) {
 	fields, err := c.bodyFields()
 	if err != nil {

@@ -67,6 +67,42 @@ var bigWriteCases = []bigWriteCase{
 	// An import: the million keys one level down.
 	{"put1Mnested", CmdSet, func() []byte { return append(append([]byte(`{"users":`), bigKeysBody(1_000_000)...), '}') }},
 	{"string10M", CmdSet, func() []byte { return []byte(`"` + strings.Repeat("a", tree.MaxStringLen) + `"`) }},
+	// The largest writes a cluster accepts (cluster/writelimit.go):
+	// 16 MiB of JSON, as 16 strings or as records of 200,000 nodes.
+	{"put16MiBStrings", CmdSet, func() []byte {
+		var sb bytes.Buffer
+		sb.WriteByte('{')
+		for i := range 16 {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `"s%d":"%s"`, i, strings.Repeat("a", 1<<20-64))
+		}
+		sb.WriteByte('}')
+		return sb.Bytes()
+	}},
+	{"put16MiBRecords", CmdSet, func() []byte {
+		var sb bytes.Buffer
+		sb.WriteByte('{')
+		pad := strings.Repeat("x", 520)
+		for i := range 24_999 {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `"user%07d":{"name":"User %d%s","email":"user%d@example.com","age":%d,"active":%t,"tags":["reader","writer"]}`,
+				i, i, pad, i, 20+i%60, i%3 == 0)
+		}
+		sb.WriteByte('}')
+		return sb.Bytes()
+	}},
+	// Half a million increments and timestamps: server values, resolved
+	// as the write is applied.
+	{"patch500kIncrements", CmdUpdate, func() []byte {
+		return bytes.ReplaceAll(bigKeysBody(500_000), []byte(`":1`), []byte(`":{".sv":{"increment":1}}`))
+	}},
+	{"patch500kTimestamps", CmdUpdate, func() []byte {
+		return bytes.ReplaceAll(bigKeysBody(500_000), []byte(`":1`), []byte(`":{".sv":"timestamp"}`))
+	}},
 }
 
 // cpuTime is the CPU time the process has used.
@@ -137,7 +173,7 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 	// (every key replaced, every old value removed); applyOnly: the
 	// decoded command's apply alone, onto the empty tree.
 	empty := &state{}
-	filled, _, _, err := applyEntry(empty, data)
+	filled, _, _, err := applyEntry(empty, data, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,29 +191,6 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 			})
 		})
 	}
-	// chunked: the entry as the cluster logs it, in ChunkPiece pieces,
-	// onto the empty tree; worst-ms is the longest single chunk's apply
-	// (what other writes wait for), last-ms the last chunk's.
-	b.Run("chunked", func(b *testing.B) {
-		f := New()
-		var worst, last time.Duration
-		benchCPU(b, func(i int) {
-			f.cur.Store(empty)
-			for j, l := range chunkLogs(ChunkID{byte(i)}, data, ChunkPiece, 1, 1) {
-				start := time.Now()
-				if r := f.Apply(l); r.Err != nil {
-					b.Fatal(r.Err)
-				}
-				took := time.Since(start)
-				worst = max(worst, took)
-				if l.Data != nil && j > 0 {
-					last = took
-				}
-			}
-		})
-		b.ReportMetric(float64(worst)/1e6, "worst-ms")
-		b.ReportMetric(float64(last)/1e6, "last-ms")
-	})
 	decoded, err := DecodeCommand(data)
 	if err != nil {
 		b.Fatal(err)

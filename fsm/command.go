@@ -29,8 +29,9 @@ const (
 )
 
 // CommandVersion is the newest entry format this release applies. Decode
-// accepts every version up to it.
-const CommandVersion = 6
+// accepts every version up to it. No kind has format 3 any more: its
+// kind carried a piece of a large write, and a write is one entry now.
+const CommandVersion = 5
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -62,10 +63,8 @@ func (k CommandKind) PlainKind() CommandKind {
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
 	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
-	CmdChunk:    3,
 	CmdSetRules: 4, CmdAs: 4,
 	CmdAsPrejudged: 5,
-	CmdChunkStrict: 6,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
@@ -197,7 +196,11 @@ func appendBytes(buf, b []byte) []byte {
 }
 
 // DecodeCommand parses an entry made by Encode of this or an older release.
-func DecodeCommand(b []byte) (Command, error) {
+func DecodeCommand(b []byte) (Command, error) { return decodeCommand(b, nil) }
+
+// decodeCommand is DecodeCommand decoding a judged entry's auth through
+// auths.
+func decodeCommand(b []byte, auths *decodedAuths) (Command, error) {
 	var c Command
 	if len(b) < 3 {
 		return c, fmt.Errorf("decode command: short entry: %w", tree.ErrInvalidData)
@@ -210,7 +213,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return c, fmt.Errorf("decode command: kind %d in entry format %d: %w", c.Kind, b[0], ErrUnsupportedVersion)
 	}
 	if c.Kind == CmdAs || c.Kind == CmdAsPrejudged {
-		return decodeAs(b)
+		return decodeAs(b, auths)
 	}
 	c.HasIfMatch = b[2]&1 != 0
 	d := decoder{b: b[3:]}
@@ -351,7 +354,7 @@ type ReadResult struct {
 type PreconditionError struct {
 	Current *tree.Node
 	// ETag and Body are the 412's header and body once rendered
-	// (RenderPrecondition): the node that took the request sends them as
+	// (by cluster, on the leader): the node that took the request sends them as
 	// they are.
 	ETag string
 	Body []byte

@@ -41,18 +41,13 @@ var (
 	// the log after the rules it was judged by were replaced: it was not
 	// applied, and may be judged again and proposed again.
 	ErrRulesChanged = errors.New("the security rules changed while the write was in flight; it was not applied")
-	// ErrWriteConflict is a large PATCH refused at its last chunk because
-	// writes between its chunks changed its node in a way the value
-	// prepared as the chunks came cannot follow (CmdChunkStrict): it was
-	// not applied, and may be sent again.
-	ErrWriteConflict = errors.New("another write changed the data this large write covers while it was replicated; it was not applied")
 )
 
 // codes numbers the sentinels for the wire; a sentinel's number never
 // changes (the tree's came first and keep their places).
 var codes = []error{nil, tree.ErrInvalidPath, tree.ErrInvalidData, tree.ErrBadRequest, tree.ErrTooLarge, ErrPreconditionFailed,
 	ErrPermissionDenied, ErrUnauthenticated, ErrNoLeader, ErrTimeout, ErrShuttingDown, ErrNotReady, ErrUnsupportedVersion,
-	ErrRulesChanged, ErrWriteConflict}
+	ErrRulesChanged}
 
 // Code returns a stable number for err's sentinel (0 for none), so an error
 // can cross the wire between nodes and still match with errors.Is.

@@ -17,9 +17,6 @@ type state struct {
 	lastPushTime int64
 	lastRand     [12]byte
 	index        uint64
-	// chunks is a chunked command being assembled (chunk.go); never in a
-	// snapshot.
-	chunks *pendingChunks
 	// rules are the security rules set by the log (nil: the default).
 	rules *Rules
 	// indexes are the `.indexOn` indexes the rules declare, of root
@@ -46,6 +43,8 @@ type FSM struct {
 	mu      sync.Mutex
 	waiters map[uint64][]chan struct{}
 	sink    func([]Event)
+	// auths is the apply goroutine's memo of decoded auths (authcache.go).
+	auths *decodedAuths
 }
 
 // Entry is one log entry as the state machine applies it: its place in
@@ -59,7 +58,7 @@ type Entry struct {
 
 // New returns an empty FSM.
 func New() *FSM {
-	f := &FSM{waiters: map[uint64][]chan struct{}{}, indexWork: make(chan struct{}, 1)}
+	f := &FSM{waiters: map[uint64][]chan struct{}{}, indexWork: make(chan struct{}, 1), auths: &decodedAuths{m: map[string]any{}}}
 	f.cur.Store(&state{})
 	return f
 }
@@ -69,15 +68,6 @@ func (f *FSM) Root() *tree.Node { return f.cur.Load().root }
 
 // AppliedIndex returns the index of the last applied log entry.
 func (f *FSM) AppliedIndex() uint64 { return f.cur.Load().index }
-
-// LargeWriteProgress reports the pieces applied and the pieces in all of
-// the chunked command being assembled (0, 0 when none is).
-func (f *FSM) LargeWriteProgress() (applied, total int) {
-	if q := f.cur.Load().chunks; q != nil {
-		return len(q.parts), q.total
-	}
-	return 0, 0
-}
 
 // ReadLocal returns the value at p in the current state.
 func (f *FSM) ReadLocal(p tree.Path) ReadResult {
@@ -143,7 +133,7 @@ func (f *FSM) publish(s *state, events []Event) {
 func (f *FSM) Apply(l Entry) *ApplyResponse {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	next, resp, events, stop := step(f.cur.Load(), l)
+	next, resp, events, stop := step(f.cur.Load(), l, f.auths)
 	if stop != nil {
 		panic(stop)
 	}
@@ -164,7 +154,7 @@ func (f *FSM) ApplyBatch(logs []Entry) []*ApplyResponse {
 	s := f.cur.Load()
 	var events []Event
 	for i, l := range logs {
-		next, resp, evs, stop := step(s, l)
+		next, resp, evs, stop := step(s, l, f.auths)
 		if stop != nil {
 			// What came before the entry stays applied, as with Apply.
 			f.publish(s, events)
@@ -182,24 +172,13 @@ func (f *FSM) ApplyBatch(logs []Entry) []*ApplyResponse {
 // release returns stop, the value to panic with: skipping it would make
 // this replica diverge silently, while stopping is safe — the node stays
 // down (and keeps its log) until it runs a release that can apply it.
-func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, stop *UnsupportedEntryError) {
+func step(s *state, l Entry, auths *decodedAuths) (next *state, resp *ApplyResponse, events []Event, stop *UnsupportedEntryError) {
 	if !l.Command {
 		n := *s
 		n.index = l.Index
-		n.expireChunks(l.Index, l.Term)
 		return &n, nil, nil, nil
 	}
-	var (
-		res Result
-		err error
-	)
-	if k, kerr := EntryKind(l.Data); kerr == nil && (k == CmdChunk || k == CmdChunkStrict) && int(l.Data[0]) == k.EntryFormat() {
-		next, res, events, err = applyChunk(s, l.Data, l.Index, l.Term)
-	} else {
-		n := *s
-		n.expireChunks(l.Index, l.Term)
-		next, res, events, err = applyEntry(&n, l.Data)
-	}
+	next, res, events, err := applyEntry(s, l.Data, auths)
 	if errors.Is(err, ErrUnsupportedVersion) {
 		return nil, nil, nil, &UnsupportedEntryError{Index: l.Index, Err: err}
 	}
@@ -214,11 +193,7 @@ func step(s *state, l Entry) (next *state, resp *ApplyResponse, events []Event, 
 
 // Snapshot captures the current state in O(1).
 func (f *FSM) Snapshot() (*Snapshot, error) {
-	s := f.cur.Load()
-	if s.chunks != nil {
-		return nil, ErrChunkPending
-	}
-	return &Snapshot{s: s}, nil
+	return &Snapshot{s: f.cur.Load()}, nil
 }
 
 // Restore replaces the state with a snapshot read from r.

@@ -80,7 +80,7 @@ func ruledFSM(t *testing.T, data, src string) *testFSM {
 // of s and judge the result.
 func judgedByApplying(s *state, c Command) bool {
 	next := s.clone()
-	next.chunks, next.indexes = nil, nil
+	next.indexes = nil
 	_, _, _, err := applyCommand(next, &c)
 	return !isDenied(err)
 }

@@ -227,7 +227,7 @@ func (d *decoder) wireFields() []tree.Field {
 		return nil
 	}
 	fields := make([]tree.Field, count)
-	if d.wireFieldsParallel(fields) || d.readFields(fields) {
+	if d.readFields(fields) {
 		return fields
 	}
 	return nil

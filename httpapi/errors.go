@@ -49,7 +49,6 @@ var errorTable = []errorClass{
 	{fsm.ErrShuttingDown, http.StatusServiceUnavailable, "shutting down"},
 	{fsm.ErrNotReady, http.StatusServiceUnavailable, "not ready"},
 	{fsm.ErrRulesChanged, http.StatusServiceUnavailable, "the security rules kept changing while the write waited; it was not applied"},
-	{fsm.ErrWriteConflict, http.StatusServiceUnavailable, "another write changed the data this large write covers while it was replicated; it was not applied"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout"},
 	// The client went away; nobody reads this answer, but it is no server fault.
 	{context.Canceled, http.StatusServiceUnavailable, "request cancelled"},
@@ -108,7 +107,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	var pre *fsm.PreconditionError
 	if errors.As(err, &pre) {
 		if pre.Body == nil { // not rendered by the leader (a test double)
-			fsm.RenderPrecondition(pre, renderOptions(c))
+			pre.ETag, pre.Body = pre.Current.ETag(), tree.AppendJSON(nil, pre.Current, renderOptions(c))
 		}
 		c.Header("ETag", pre.ETag)
 		send(c, http.StatusPreconditionFailed, jsonContentType, pre.Body)

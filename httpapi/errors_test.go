@@ -134,8 +134,6 @@ func TestBackendErrors(t *testing.T) {
 		{"deadline", context.DeadlineExceeded, 503, errBody("Service unavailable: timeout"), true},
 		{"shutting down", fsm.ErrShuttingDown, 503, errBody("Service unavailable: shutting down"), true},
 		{"not ready", fsm.ErrNotReady, 503, errBody("Service unavailable: not ready"), true},
-		{"large write conflict, forwarded", fsm.FromCode(fsm.Code(fsm.ErrWriteConflict), "chunked PATCH refused"), 503,
-			errBody("Service unavailable: another write changed the data this large write covers while it was replicated; it was not applied"), true},
 		{"internal", errBoom, 500, errBody("Internal error"), false},
 		{"unsupported version", fsm.ErrUnsupportedVersion, 500, errBody("Internal error"), false},
 		{"forwarded bad data", fsm.FromCode(fsm.Code(tree.ErrInvalidData), tree.MsgInvalidJSON), 400,

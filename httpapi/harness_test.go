@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arbordb/arbor/fsm"
+	"github.com/arbordb/arbor/fsm/tree"
 )
 
 // adminSecret is the admin token of test servers.
@@ -47,7 +48,7 @@ func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) {
 func (d *fsmDB) Judge(_ context.Context, c *fsm.Command, _ bool) error { return d.f.Judge(c) }
 
 // Propose applies c as the leader would: in its parsed form (entry
-// format 2) and its answer rendered by fsm.AnswerFor.
+// format 2) and its answer rendered as cluster renders it (answerFor).
 func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -66,7 +67,35 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 			return fsm.Answer{}, err
 		}
 	}
-	return fsm.AnswerFor(fsm.AnswerKind(data), ar.Result, ar.Err, o)
+	return answerFor(fsm.AnswerKind(data), ar.Result, ar.Err, o)
+}
+
+// answerFor renders a write's answer as cluster's leader does
+// (cluster/answer.go), which httpapi cannot import: the answer, or err
+// with a failed if-match's current value left for writeError to render.
+func answerFor(kind fsm.CommandKind, res fsm.Result, err error, o fsm.AnswerOptions) (fsm.Answer, error) {
+	if err != nil {
+		return fsm.Answer{}, err
+	}
+	ro := tree.RenderOptions{Pretty: o.Pretty}
+	a := fsm.Answer{ETag: res.ETag, Index: res.Index}
+	if o.Delete {
+		a.ETag = (*tree.Node)(nil).ETag()
+	}
+	switch {
+	case o.Silent:
+	case kind == fsm.CmdPush:
+		b := tree.NewObjectBuilder()
+		b.Set("name", tree.String(res.Name))
+		a.Body = tree.AppendJSON(nil, b.Build(nil), ro)
+	case o.Delete:
+		a.Body = tree.AppendJSON(nil, nil, ro)
+	case kind == fsm.CmdUpdate && res.Fields != nil:
+		a.Body = tree.AppendFields(nil, res.Fields, ro)
+	default:
+		a.Body = tree.AppendJSON(nil, res.Value, ro)
+	}
+	return a, nil
 }
 
 func (d *fsmDB) Ready(context.Context) error { return nil }

@@ -36,7 +36,7 @@ func (s *Server) write(c *gin.Context, rq *request) {
 		s.writeError(c, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), fsm.WriteBudget(s.cfg.WriteTimeout, len(cmd.Body)))
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.WriteTimeout)
 	defer cancel()
 	// One slot per write in progress, taken in turn by the connections
 	// that wait (fairgate.go): the remote address names the connection.
@@ -149,7 +149,8 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 		cmd.Kind, cmd.Parsed = fsm.CmdSet, true
 		return cmd, nil
 	}
-	body, err := readBody(c, s.bodyLimit(rq.opts.writeLimit))
+	limit, tooBig := s.bodyLimit(rq.opts.writeLimit, c.Request.ContentLength)
+	body, err := readBodyWithin(c, limit, tooBig)
 	if err != nil {
 		return cmd, err
 	}
@@ -187,37 +188,49 @@ func (s *Server) command(c *gin.Context, rq *request) (fsm.Command, error) {
 	return cmd, nil
 }
 
-// bodyLimit is the most a write's body may carry: the request's write
-// size limit, and never more than Config.MaxBodyBytes — a larger body
-// could not become one replicated write, so it is refused before it is
-// read and parsed (parsing 100 MB only to refuse it cost an election on a
-// loaded node).
-func (s *Server) bodyLimit(writeLimit int64) int64 {
-	if s.cfg.MaxBodyBytes > 0 {
-		return min(writeLimit, s.cfg.MaxBodyBytes)
+// bodyLimit is the most a write's body may carry, and the 413 of a body
+// over it: the request's write size limit, and never more than
+// Config.MaxBodyBytes — a larger body could not become one replicated
+// write, so it is refused before it is read and parsed (parsing 100 MB
+// only to refuse it cost an election on a loaded node), with a message
+// that names that limit and the way out (declared is the body's declared
+// length, -1 when unknown).
+func (s *Server) bodyLimit(writeLimit, declared int64) (int64, error) {
+	if s.cfg.MaxBodyBytes <= 0 || writeLimit < s.cfg.MaxBodyBytes {
+		return writeLimit, errWriteTooBig
 	}
-	return writeLimit
+	size := "over " + tree.ByteSize(s.cfg.MaxBodyBytes)
+	if declared > s.cfg.MaxBodyBytes {
+		size = tree.ByteSize(declared)
+	}
+	return s.cfg.MaxBodyBytes, tree.WriteTooBig(fmt.Sprintf("this write's body is %s of JSON, and one write carries at most %s", size, tree.ByteSize(s.cfg.MaxBodyBytes)))
 }
 
 // readBody reads a PUT/POST/PATCH body through the write size limit and
-// the body's pace rules (bodyReader). A declared length over the limit is
-// refused before a byte is read, so "Expect: 100-continue" gets its 413
-// instead of "100 Continue".
+// the body's pace rules (bodyReader), answering Firebase's 413 when it is
+// over the limit.
 func readBody(c *gin.Context, limit int64) ([]byte, error) {
+	return readBodyWithin(c, limit, errWriteTooBig)
+}
+
+// readBodyWithin is readBody answering tooBig for a body over limit. A
+// declared length over the limit is refused before a byte is read, so
+// "Expect: 100-continue" gets its 413 instead of "100 Continue".
+func readBodyWithin(c *gin.Context, limit int64, tooBig error) ([]byte, error) {
 	if c.Request.Body == nil {
 		return nil, errMissingData
 	}
 	if c.Request.ContentLength > limit {
-		return nil, errWriteTooBig
+		return nil, tooBig
 	}
 	br := newBodyReader(c.Writer, http.MaxBytesReader(c.Writer, c.Request.Body, limit), time.Now)
 	body, err := io.ReadAll(br)
 	br.done()
 	if err != nil {
-		var tooBig *http.MaxBytesError
+		var maxErr *http.MaxBytesError
 		switch {
-		case errors.As(err, &tooBig):
-			return nil, errWriteTooBig
+		case errors.As(err, &maxErr):
+			return nil, tooBig
 		case errors.Is(err, errSlowBody):
 			return nil, err
 		}

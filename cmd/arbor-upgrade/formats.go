@@ -12,10 +12,10 @@ import (
 
 // The formats that appeared after the reference release, which the run
 // must cross (cluster/formats.go, cluster/DESIGN.md "Versions
-// and rolling upgrades"): entry format 3 (a command over 1 MiB travels as
-// chunk entries), entry format 4 (security rules, and writes judged by
-// them) and snapshot format 2 (the rules inside the snapshot, written only
-// once rules are set). The reference writes entry and snapshot format 1.
+// and rolling upgrades"): entry format 4 (security rules, and writes
+// judged by them) and snapshot format 2 (the rules inside the snapshot,
+// written only once rules are set). The reference writes entry and
+// snapshot format 1.
 
 // formatCheck is one verdict on crossing those formats.
 type formatCheck struct {
@@ -89,10 +89,9 @@ const (
 	msgPermission = "Permission denied"
 )
 
-// Sizes of the large writes: over fsm.ChunkBytes (1 MiB), so the new
-// release chunks them once every member applies entry format 3, and well
-// under the one-entry limit (cluster.MaxEntryBytes, 17 MiB) and the
-// default write size limit (16 MiB) of both releases.
+// Sizes of the large writes: over 1 MiB, and well under the limit of one
+// write (cluster.MaxWriteBytes) and the default write size limit (16 MiB)
+// of both releases.
 const (
 	mixedLargeBytes    = 5 << 19 // 2.5 MiB
 	upgradedLargeBytes = 7 << 19 // 3.5 MiB

@@ -128,10 +128,10 @@ func (r *result) checkSnapshotsStayOld(phase string, b backend, upgraded []strin
 
 // checkLargeMixed writes a value over 1 MiB through an upgraded node, a
 // follower if one is.
-// The design (cluster/propose.go): while a member cannot apply chunk
-// entries the command travels as one entry, within MaxEntryBytes, so
-// every node, the old ones too, must read it back whole; a refusal must
-// be a clean 413 with nothing written. Nothing else passes.
+// The design (cluster/propose.go): a write is one entry, within
+// MaxWriteBytes, so every node, the old ones too, must read it back
+// whole; a refusal must be a clean 413 with nothing written. Nothing else
+// passes.
 func (r *result) checkLargeMixed(ctx context.Context, o options, phase string, admin adminClient, upgraded, old []string, leader string) {
 	const what = "a write over 1 MiB applied whole"
 	via := upgraded[0] // the upgraded leader decides too, if none follows

@@ -16,7 +16,7 @@
 // snapshots stay in format 1; each upgraded node restores the old
 // release's snapshot; once every member advertises the new release, the
 // rules are accepted, read back everywhere and judge writes through a
-// follower, a large write is chunked (counted in the quiet leader's log),
+// follower, a large write is one entry (counted in the quiet leader's log),
 // and a follower restarted after a snapshot with the rules restores
 // snapshot format 2. Only the new release gets the snapshot flags that
 // trigger those snapshots; both binaries' `serve -h` must list every flag

@@ -70,7 +70,7 @@ func (r *result) printFormats(w io.Writer) {
 	if len(r.Formats) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "crossing the formats newer than the reference (entry 3: chunks, 4: rules and judged writes; snapshot 2: rules; times on the load's clock):")
+	fmt.Fprintln(w, "crossing the formats newer than the reference (entry 4: rules and judged writes; snapshot 2: rules; times on the load's clock):")
 	phase := ""
 	for _, c := range r.Formats {
 		if c.Phase != phase {

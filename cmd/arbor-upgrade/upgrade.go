@@ -192,7 +192,7 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 		r.checkChunked(ctx, o, admin, leader, via)
 		r.checkRestartV2(ctx, o, b, admin, leader, via)
 	} else {
-		r.skipped(phaseQuiet, "chunked write, snapshot format 2 restart", "the rules were not set")
+		r.skipped(phaseQuiet, "large write as one entry, snapshot format 2 restart", "the rules were not set")
 	}
 	r.check(ctx, o, b, admin, l, ccfg, baseline)
 	return r

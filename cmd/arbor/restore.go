@@ -20,7 +20,7 @@ import (
 // restoreOneWrite is the largest backup restore tries to send as one
 // write: the most one replicated write may carry. A node may refuse less
 // (its write size limit); restore then writes in pieces.
-const restoreOneWrite = cluster.MaxCommandBytes
+const restoreOneWrite = cluster.MaxWriteBytes
 
 // errNotConfirmed says the operator did not confirm a destructive step.
 var errNotConfirmed = errors.New("not confirmed")

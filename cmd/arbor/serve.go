@@ -271,11 +271,9 @@ func (c *serveConfig) httpConfig(logger *slog.Logger, reg *prometheus.Registry) 
 	hc.WriteTimeout = c.WriteTimeout
 	hc.StreamKeepAlive = c.StreamKeepAlive
 	hc.MaxWritesInProgress = c.MaxWritesInProgress
-	// A body's encoded command is about the body's size (strings,
-	// numbers): one over twice the largest replicated write could fit it
-	// only if it were mostly whitespace or escapes, so it is refused
-	// before it is read (docs/RELIABILITY.md).
-	hc.MaxBodyBytes = 2 * cluster.MaxCommandBytes
+	// A body over the largest replicated write is refused before it is
+	// read (docs/RELIABILITY.md).
+	hc.MaxBodyBytes = cluster.MaxWriteBytes
 	hc.Logger = logger.With("component", "http")
 	hc.Registerer = reg
 	hc.Gatherer = reg

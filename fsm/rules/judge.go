@@ -60,48 +60,6 @@ func (r *Ruleset) canWriteTrie(trie *writeNode, paths int, env *Env) (bool, *eva
 	return w.judge(trie, r.root, 0, ev.root, ev.newRoot, false), ev
 }
 
-// WriteSet is the paths of a write, gathered before it is judged: a
-// chunked PATCH's fields are added as its chunks come (fsm/chunkprep.go),
-// and CanWriteSet judges them as CanWrite judges the same paths.
-type WriteSet struct {
-	trie  writeTrie
-	base  *writeNode
-	paths int
-}
-
-// NewWriteSet returns an empty set of paths below base, expecting about
-// hint of them.
-func NewWriteSet(base []string, hint int) *WriteSet {
-	ws := &WriteSet{trie: writeTrie{nodes: make([]writeNode, 1, 1+len(base))}}
-	ws.trie.root = &ws.trie.nodes[0]
-	w := ws.trie.root
-	for _, k := range base {
-		w = ws.trie.child(w, k)
-	}
-	w.byKey = make(map[string]*writeNode, hint)
-	for _, x := range w.kids {
-		w.byKey[x.key] = x
-	}
-	ws.base = w
-	return ws
-}
-
-// Add adds the path base + rel.
-func (ws *WriteSet) Add(rel []string) {
-	ws.paths++
-	ws.trie.insertBelow(ws.base, rel)
-}
-
-// CanWriteSet is CanWrite of the set's paths.
-func (r *Ruleset) CanWriteSet(ws *WriteSet, env *Env) bool {
-	if ws.paths == 0 {
-		return false
-	}
-	ok, ev := r.canWriteTrie(ws.trie.root, ws.paths, env)
-	ev.release()
-	return ok
-}
-
 // writeNode is a node of the trie of written paths. Walking the trie rather
 // than each path lets ancestors shared by many paths be judged once.
 type writeNode struct {
@@ -111,15 +69,11 @@ type writeNode struct {
 	written bool                  // a written path ends here
 }
 
-// writeTrie holds the trie's nodes in one allocation (newWriteTrie), or
-// in slabs of them (a WriteSet, whose size is not known ahead).
+// writeTrie holds the trie's nodes in one allocation (newWriteTrie).
 type writeTrie struct {
 	nodes []writeNode
 	root  *writeNode
 }
-
-// writeSlab is how many nodes a WriteSet allocates at a time.
-const writeSlab = 4096
 
 // newWriteTrie builds the trie of paths and returns its root.
 func newWriteTrie(paths [][]string) *writeNode {
@@ -179,11 +133,9 @@ func writeChain(path []string) *writeNode {
 	return &nodes[0]
 }
 
-func (t *writeTrie) insert(path []string) { t.insertBelow(t.root, path) }
-
-// insertBelow adds path below node w (the root, or a WriteSet's base,
-// which nothing above is written).
-func (t *writeTrie) insertBelow(w *writeNode, path []string) {
+// insert adds path to the trie.
+func (t *writeTrie) insert(path []string) {
+	w := t.root
 	for _, k := range path {
 		if w.written {
 			return // an ancestor is written whole; it covers this path
@@ -194,8 +146,8 @@ func (t *writeTrie) insertBelow(w *writeNode, path []string) {
 	w.kids, w.byKey = nil, nil
 }
 
-// child finds or adds w's child k. The node slice never grows past its
-// initial capacity, so pointers into it stay valid.
+// child finds or adds w's child k. The node slice is made large enough
+// for every path's keys and never grows, so pointers into it stay valid.
 func (t *writeTrie) child(w *writeNode, k string) *writeNode {
 	if w.byKey != nil {
 		if c, ok := w.byKey[k]; ok {
@@ -207,11 +159,6 @@ func (t *writeTrie) child(w *writeNode, k string) *writeNode {
 				return c
 			}
 		}
-	}
-	if len(t.nodes) == cap(t.nodes) {
-		// Only a WriteSet's trie fills up: a new slab, so that pointers
-		// into the old one stay valid.
-		t.nodes = make([]writeNode, 0, writeSlab)
 	}
 	t.nodes = append(t.nodes, writeNode{key: k})
 	c := &t.nodes[len(t.nodes)-1]

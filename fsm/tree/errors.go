@@ -1,6 +1,9 @@
 package tree
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the data model. httpapi/errors.go maps each to one
 // HTTP status; the fsm package defines the others (ErrNoLeader, …) and
@@ -43,3 +46,19 @@ const (
 	MsgPermission   = "Permission denied"
 	badKeyMsgFormat = "Invalid data; couldn't parse key beginning at %d:%d. Key value can't be empty or contain $ # [ ] / or ."
 )
+
+// WriteTooBig is the 413 of a write over one of the limits of a single
+// replicated write (not a request's write size limit): Firebase's text,
+// then why (what limits it), then how to get such data in.
+func WriteTooBig(why string) error {
+	return Public(ErrTooLarge, "Error: WRITE_TOO_BIG: Data to write exceeds the maximum size that can be modified with a single request: "+
+		why+". Send it as several PATCHes of a part each, or load a whole database with `arbor restore`.")
+}
+
+// ByteSize renders n bytes for a client message: in MiB from 1 MiB on.
+func ByteSize(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

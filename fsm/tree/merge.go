@@ -89,8 +89,6 @@ type merger struct {
 	// children, and object builds it on the way (echoNode).
 	flat     bool
 	echoNode *Node
-	// baseDied says the update's node died at some moment (Updated.Died).
-	baseDied bool
 	// echoDigest holds, for a one-key field, the entry digest of its
 	// value under its key, computed for the tree and reused by the echo
 	// whose member it also is (echoHas says which are set).
@@ -110,9 +108,9 @@ type mergeLevel struct {
 
 // mergeUpdate applies fields at w.Path to root. It returns errInOrder for
 // inputs it leaves to updateInOrder.
-func mergeUpdate(root *Node, w *Write, fields []Field) (Updated, error) {
+func mergeUpdate(root *Node, w *Write, fields []Field) (updated, error) {
 	if !mergeable(w, fields) {
-		return Updated{}, errInOrder
+		return updated{}, errInOrder
 	}
 	m := &merger{
 		w: w, fields: fields, base: len(w.Path),
@@ -139,24 +137,21 @@ func mergeUpdate(root *Node, w *Write, fields []Field) (Updated, error) {
 	for i := range grp {
 		grp[i].i = int32(i)
 	}
-	newRoot, died, _ := m.node(root, grp, 0)
-	if m.base == 0 {
-		m.baseDied = died != never
-	}
+	newRoot, _, _ := m.node(root, grp, 0)
 	if m.fallback {
-		return Updated{}, errInOrder
+		return updated{}, errInOrder
 	}
 	if m.err != nil {
-		return Updated{}, m.err
+		return updated{}, m.err
 	}
 	if err := CheckWriteLimit(w.WriteLimit, m.written, m.removed); err != nil {
-		return Updated{}, err
+		return updated{}, err
 	}
 	echo := m.echoNode
 	if !m.flat {
 		echo = m.echo()
 	}
-	return Updated{Root: newRoot, Resolved: m.resolved, Echo: echo, Written: m.written, Removed: m.removed, Died: m.baseDied}, nil
+	return updated{Root: newRoot, Resolved: m.resolved, Echo: echo}, nil
 }
 
 // mergeable reports whether the fields are the parser's kind: none empty,
@@ -367,7 +362,7 @@ func UpdateInOrder(root *Node, w Write, fields []Field) (*Node, []Field, *Node, 
 	return u.Root, u.Resolved, u.Echo, err
 }
 
-func updateInOrder(root *Node, w Write, fields []Field) (Updated, error) {
+func updateInOrder(root *Node, w Write, fields []Field) (updated, error) {
 	old := root
 	echo := NewObjectBuilder()
 	resolved := make([]Field, len(fields))
@@ -375,7 +370,6 @@ func updateInOrder(root *Node, w Write, fields []Field) (Updated, error) {
 	// The fields' paths never overlap but often share their parents: the
 	// first field copies them, the others change those copies in place.
 	mine := owned{}
-	alive, died := root.Get(w.Path) != nil, false
 	for i, f := range fields {
 		abs := append(append(Path{}, w.Path...), f.Path...)
 		cur := old.Get(abs)
@@ -383,23 +377,20 @@ func updateInOrder(root *Node, w Write, fields []Field) (Updated, error) {
 			cur = old.Get(abs.NodePath()).Priority()
 		}
 		if err := w.checkIncrements(f.Value, cur); err != nil {
-			return Updated{}, err
+			return updated{}, err
 		}
 		v := resolve(f.Value, cur, w.Now)
 		written += v.Size()
 		removed += cur.Size()
 		var err error
 		if root, err = setValue(root, abs, v, mine); err != nil {
-			return Updated{}, err
+			return updated{}, err
 		}
 		resolved[i] = Field{Path: f.Path, Value: v}
 		echo.Set(joinPath(f.Path), v)
-		now := root.Get(w.Path) != nil
-		died = died || alive && !now
-		alive = now
 	}
 	if err := CheckWriteLimit(w.WriteLimit, written, removed); err != nil {
-		return Updated{}, err
+		return updated{}, err
 	}
-	return Updated{Root: root, Resolved: resolved, Echo: echo.Build(nil), Written: written, Removed: removed, Died: died}, nil
+	return updated{Root: root, Resolved: resolved, Echo: echo.Build(nil)}, nil
 }

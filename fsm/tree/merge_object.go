@@ -382,7 +382,6 @@ func (m *merger) mergeRuns(batch []mergeRun, grp []mergeItem, d int, inPlace boo
 			m.fail(int32(ws[w].errAt), ws[w].err)
 		}
 		m.fallback = m.fallback || ws[w].fallback
-		m.baseDied = m.baseDied || ws[w].baseDied
 	}
 }
 
@@ -392,9 +391,6 @@ func (m *merger) mergeRunsOn(batch []mergeRun, grp []mergeItem, d int, inPlace b
 		r.child, r.died, r.born = m.node(r.was, grp[r.lo:r.hi], d)
 		if m.fallback {
 			return
-		}
-		if d == m.base && r.died != never {
-			m.baseDied = true // the update's node: one run at its depth
 		}
 		if r.child != r.was {
 			if r.child != nil {

@@ -378,47 +378,6 @@ func newObject(children *btree.BTreeG[entry], sum [4]uint64, size int64, prio *N
 
 func entrySize(key string, child *Node) int64 { return int64(len(key)) + 4 + child.size }
 
-// EntrySize is what child c under key adds to its object's size (0 for
-// no child).
-func EntrySize(key string, c *Node) int64 {
-	if c == nil {
-		return 0
-	}
-	return entrySize(key, c)
-}
-
-// CarryOver returns object n as a merge would have left old, changed in
-// place into n's children: with old's priority, and with what old's size
-// holds beyond its children (SizeBeyondChildren) in place of what n's
-// holds, nBeyond, which the caller knows. A nil old is a node that came
-// into being: no priority, nothing beyond. O(old's children).
-func (n *Node) CarryOver(old *Node, nBeyond int64) *Node {
-	if n.Kind() != KindObject {
-		return n
-	}
-	c := n.WithPriority(old.Priority()) // a copy
-	c.size = n.size - nBeyond + old.SizeBeyondChildren()
-	return c
-}
-
-// SizeBeyondChildren is what an object's size holds beyond that of an
-// object built from its children alone: 0 for most, more for one that
-// has or had a priority (WithPriority keeps an object's size, and a merge
-// that changes an object in place carries its size over). Write limits
-// are computed from sizes, so whoever builds an object another way than
-// the merge would must match it. 0 for nil; O(children).
-func (n *Node) SizeBeyondChildren() int64 {
-	if n == nil {
-		return 0
-	}
-	h := n.size - 2
-	n.Each(func(k string, c *Node) bool {
-		h -= entrySize(k, c)
-		return true
-	})
-	return h
-}
-
 func addLanes(a, b [4]uint64) [4]uint64 {
 	return [4]uint64{a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]}
 }

@@ -190,22 +190,3 @@ func childrenSize(n *Node) int64 {
 	})
 	return size
 }
-
-// WithMember returns object n — or a new object, for nil — with child v
-// (not nil) under key taken literally, as ObjectBuilder.Set takes it: a
-// key ".priority" is a member, not the priority (an echo's member named
-// so). A member there before is replaced.
-func (n *Node) WithMember(key string, v *Node) *Node {
-	e := entry{keyInfo: newKeyInfo(key), node: v}
-	if n == nil {
-		children := newChildren()
-		children.Load(e)
-		return newObject(children, entryDigest(key, v), 2+entrySize(key, v), nil, v.hasSV)
-	}
-	children := n.children.Copy()
-	sum, size := addLanes(n.sumLanes(), entryDigest(key, v)), n.size+entrySize(key, v)
-	if old, ok := children.Set(e); ok {
-		sum, size = subLanes(sum, entryDigest(key, old.node)), size-entrySize(key, old.node)
-	}
-	return newObject(children, sum, size, n.prio, n.hasSV || v.hasSV)
-}

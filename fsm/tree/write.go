@@ -272,34 +272,17 @@ func increment(cur, delta *Node) *Node {
 // their values). It builds the tree in one pass (merge.go); the few
 // inputs the merge cannot take are applied field by field (UpdateInOrder).
 func Update(root *Node, w Write, fields []Field) (*Node, []Field, *Node, error) {
-	u, err := UpdateCounted(root, w, fields)
+	u, err := mergeUpdate(root, &w, fields)
+	if errors.Is(err, errInOrder) {
+		u, err = updateInOrder(root, w, fields)
+	}
 	return u.Root, u.Resolved, u.Echo, err
 }
 
-// Updated is what UpdateCounted made.
-type Updated struct {
+// updated is what an Update made.
+type updated struct {
 	// Root, Resolved and Echo are Update's results.
 	Root     *Node
 	Resolved []Field
 	Echo     *Node
-	// Written and Removed are the sizes of the values the fields wrote
-	// and of those they replaced: what w.WriteLimit bounds.
-	Written, Removed int64
-	// Died says the update's node (at w.Path) became null at some moment
-	// of the fields in order (it may have come back after): it lost its
-	// priority then, and so did each ancestor it was the only child of.
-	// A caller applying one PATCH as several updates (fsm's chunked
-	// commands) needs it to tell what the whole would have done above.
-	Died bool
-}
-
-// UpdateCounted is Update, also reporting the sizes the write limit is
-// checked against: a caller applying one PATCH as several updates (a
-// chunked command, fsm) checks its limit once, over their sums.
-func UpdateCounted(root *Node, w Write, fields []Field) (Updated, error) {
-	u, err := mergeUpdate(root, &w, fields)
-	if errors.Is(err, errInOrder) {
-		return updateInOrder(root, w, fields)
-	}
-	return u, err
 }

@@ -45,7 +45,11 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 	if ar == nil {
 		return fsm.Answer{}, fmt.Errorf("apply of command %d answered nothing", d.index)
 	}
-	return fsm.AnswerFor(fsm.AnswerKind(data), ar.Result, ar.Err, o)
+	if ar.Err != nil {
+		return fsm.Answer{}, ar.Err
+	}
+	// The protocol reads only the outcome; the body is REST's.
+	return fsm.Answer{ETag: ar.Result.ETag, Index: ar.Result.Index}, nil
 }
 
 // setRules installs rules as an admin would.

@@ -35,7 +35,7 @@ func probeHeadersTooLarge(t *testing.T, c *Cluster) {
 		}
 		return ""
 	})
-	k.finish(t, "20 heads of 2 MiB", canaryP99, canaryWorst)
+	k.finish(t, "20 heads of 2 MiB")
 	if len(wrong) > 0 {
 		t.Errorf("heads of 2 MiB answered %d times otherwise than the JSON 431: %v", len(wrong), wrong)
 	}
@@ -103,7 +103,7 @@ func probeHTTP2Heads(t *testing.T, c *Cluster) {
 		}
 		return ""
 	})
-	k.finish(t, "20 HTTP/2 heads refused", canaryP99, canaryWorst)
+	k.finish(t, "20 HTTP/2 heads refused")
 	if len(wrong) > 0 {
 		t.Errorf("HTTP/2 heads answered %d times otherwise than refused: %v", len(wrong), wrong)
 	}

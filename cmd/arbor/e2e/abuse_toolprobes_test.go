@@ -71,7 +71,7 @@ func slowProbe(t *testing.T, c *Cluster, name string, length time.Duration, path
 	rss := sampleRSS(t, target)
 	r := runSlowHTTPTest(t, length, authURL(target, path, ""), args...)
 	before, peak := rss.done()
-	k.finish(t, name, canaryP99, canaryWorst)
+	k.finish(t, name)
 	t.Logf("%s on %s: %q at second %d of %s; at most %d connections open; slowhttptest's probe found no service for %d s; RSS %d → peak %d MB",
 		name, target.Name, r.exit, r.ended, length, r.peakOpen, r.unavailable, before, peak)
 	healthy(t, c, name, term)
@@ -113,7 +113,7 @@ func probeH2Flood(t *testing.T, c *Cluster) {
 		args := append([]string{"-n", "20000", "-c", "100", "-T", "90"}, p.args...)
 		r := runH2Load(t, 2*time.Minute, p.url, args...)
 		before, peak := rss.done()
-		k.finish(t, p.name, canaryP99, canaryWorst)
+		k.finish(t, p.name)
 		t.Logf("%s on %s: %d requests in %.2f s, %.0f req/s: %d succeeded, %d failed, %d errored, %d timed out; status codes %s; RSS %d → peak %d MB; last snapshot index per node %v → %v",
 			p.name, p.node.Name, r.total, r.seconds, r.reqPerSec, r.succeeded, r.failed, r.errored, r.timedOut, r.statuses, before, peak, snapBefore, lastSnapshots(c))
 		if r.total != 20000 || r.succeeded != r.total || !strings.HasPrefix(r.statuses, "20000 2xx") {
@@ -153,7 +153,7 @@ func probeParallelLargeReads(t *testing.T, c *Cluster) {
 	rss := sampleRSS(t, f)
 	r := runH2Load(t, 2*time.Minute, authURL(f, "/large.json", ""), "-n", "32", "-c", "32", "-m", "1", "-T", "90")
 	before, peak := rss.done()
-	k.finish(t, "32 parallel 30 MB reads", canaryP99, canaryWorst)
+	k.finish(t, "32 parallel 30 MB reads")
 	t.Logf("32 parallel reads of a 30 MB node on %s: %d succeeded in %.2f s, status codes %s; RSS %d → peak %d MB",
 		f.Name, r.succeeded, r.seconds, r.statuses, before, peak)
 	if r.total != 32 || r.succeeded != 32 || !strings.HasPrefix(r.statuses, "32 2xx") {
