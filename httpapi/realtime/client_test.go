@@ -178,24 +178,30 @@ func (c *client) quiet() {
 // 16,384 characters behind a count frame when there is more than one.
 func (c *client) sendText(s string) {
 	c.t.Helper()
+	if err := c.trySendText(s); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// trySendText is sendText for a message the server may refuse half-way:
+// it returns the first write's error.
+func (c *client) trySendText(s string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const chunk = 16384
 	if len(s) <= chunk {
-		if err := c.conn.Write(ctx, websocket.MessageText, []byte(s)); err != nil {
-			c.t.Fatal(err)
-		}
-		return
+		return c.conn.Write(ctx, websocket.MessageText, []byte(s))
 	}
 	n := (len(s) + chunk - 1) / chunk
 	if err := c.conn.Write(ctx, websocket.MessageText, []byte(strconv.Itoa(n))); err != nil {
-		c.t.Fatal(err)
+		return err
 	}
 	for i := 0; i < len(s); i += chunk {
 		if err := c.conn.Write(ctx, websocket.MessageText, []byte(s[i:min(i+chunk, len(s))])); err != nil {
-			c.t.Fatal(err)
+			return err
 		}
 	}
+	return nil
 }
 
 // request sends action with body and returns its request number.
