@@ -105,11 +105,6 @@ func (k *gossipKeyring) set(keys [][]byte) error {
 	return nil
 }
 
-// keys returns a copy of the ring, the primary first.
-func (k *gossipKeyring) keys() [][]byte {
-	return slices.Clone(k.ring.GetKeys())
-}
-
 // gossipKeySetter is the discovery that can change its keys (memberlist;
 // tests' fakes cannot).
 type gossipKeySetter interface {

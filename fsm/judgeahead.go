@@ -51,9 +51,6 @@ func judgeWithoutApply(s *state, c *Command) dryRun {
 	return dryRun{allowed: ok, anyData: ok && !probe.stored && !probe.now}
 }
 
-// allowedWithoutApply is judgeWithoutApply's verdict alone.
-func allowedWithoutApply(s *state, c *Command) bool { return judgeWithoutApply(s, c).allowed }
-
 // overlayProbe records what a dry run's rules looked at.
 type overlayProbe struct {
 	// read: the new tree where a setOverlay cannot answer without

@@ -80,13 +80,6 @@ func (s *subscriber) push(f frame) {
 	}
 }
 
-// signal tells a realtime listen to look at its feed.
-func (s *subscriber) signal() {
-	if s.notify != nil {
-		s.notify()
-	}
-}
-
 // take removes and returns the queued frames.
 func (s *subscriber) take() []frame {
 	s.mu.Lock()
@@ -299,13 +292,6 @@ func (h *hub) admit(s *subscriber) bool {
 		}
 	}
 	return s.admitted
-}
-
-// open is the number of open streams.
-func (h *hub) open() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.count
 }
 
 // publish delivers the events of one batch of applied entries, in order.

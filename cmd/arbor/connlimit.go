@@ -72,9 +72,6 @@ func (l *limitListener) Close() error {
 	return l.Listener.Close()
 }
 
-// open is the number of connections holding a slot.
-func (l *limitListener) open() int { return len(l.slots) }
-
 // limitConn gives its slot back when closed (once).
 type limitConn struct {
 	net.Conn

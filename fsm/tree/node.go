@@ -196,30 +196,6 @@ func (n *Node) Each(fn func(key string, child *Node) bool) {
 	n.children.Scan(func(e entry) bool { return fn(e.key, e.node) })
 }
 
-// EachFrom calls fn for every child whose key is >= start in key order.
-func (n *Node) EachFrom(start string, fn func(key string, child *Node) bool) {
-	if n.Kind() != KindObject {
-		return
-	}
-	n.children.Ascend(entry{keyInfo: newKeyInfo(start)}, func(e entry) bool { return fn(e.key, e.node) })
-}
-
-// EachReverseFrom calls fn for every child whose key is <= start, in reverse key order.
-func (n *Node) EachReverseFrom(start string, fn func(key string, child *Node) bool) {
-	if n.Kind() != KindObject {
-		return
-	}
-	n.children.Descend(entry{keyInfo: newKeyInfo(start)}, func(e entry) bool { return fn(e.key, e.node) })
-}
-
-// EachReverse calls fn for every child in reverse key order.
-func (n *Node) EachReverse(fn func(key string, child *Node) bool) {
-	if n.Kind() != KindObject {
-		return
-	}
-	n.children.Reverse(func(e entry) bool { return fn(e.key, e.node) })
-}
-
 // ETag is the node's content hash as sent in ETag headers: the same on every
 // replica, and changed whenever the value or a priority changes. The ETag of
 // null is "null_etag".

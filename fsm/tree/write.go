@@ -169,25 +169,6 @@ func resolveSV(n, cur *Node, now int64, increments bool) *Node {
 	return n.WithPriority(prio)
 }
 
-// HasTimestamps reports whether n holds a {".sv":"timestamp"}
-// placeholder (as a value or a priority).
-func HasTimestamps(n *Node) bool {
-	if n == nil || !n.hasSV {
-		return false
-	}
-	if n.kind == KindTimestamp || n.prio != nil && n.prio.kind == KindTimestamp {
-		return true
-	}
-	found := false
-	if n.kind == KindObject {
-		n.Each(func(_ string, c *Node) bool {
-			found = HasTimestamps(c)
-			return !found
-		})
-	}
-	return found
-}
-
 // Resolve replaces the server-value placeholders in n, the value written
 // where cur is: timestamps become now, increments add to the number at
 // the same place in cur.

@@ -92,10 +92,3 @@ func (c *cache) reset(gen uint64) {
 	c.ring = c.ring[:0]
 	c.next = 0
 }
-
-// len reports the number of entries, for tests.
-func (c *cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
