@@ -29,6 +29,7 @@ type Server struct {
 	hub         hub              // open event streams
 	queries     queryWatches     // open streams with query parameters (streamquery.go)
 	render      renderBudget     // bytes of large answers being rendered
+	firstPuts   firstPuts        // streams' first puts being rendered (streamshared.go)
 	writes      *fairGate        // client writes in progress (fairgate.go)
 	rt          *realtime.Server // the realtime protocol at /.ws (realtimewire.go)
 

@@ -9,11 +9,10 @@ import (
 )
 
 // A stream's first put of a large value is sent as a large GET answer is
-// (renderbudget.go): rendered in pieces of answerChunk through one pooled
-// buffer, each piece in a render slot and written outside it, holding a
-// share of the node's render budget, and written within the GET's
-// deadline. So a stream that never reads holds one piece, not the whole
-// value, and gives up its share when the deadline cuts it off. Every
+// (renderbudget.go): rendered in pieces of answerChunk, each in a render
+// slot, holding a share of the node's render budget while it is written,
+// and written within the GET's deadline; streams that open on the same
+// location at the same index share one rendering (streamshared.go). Every
 // later frame is written within a deadline of its own size too.
 
 // reserveRender takes a large answer's share of the render budget for a
@@ -27,56 +26,36 @@ func (s *Server) reserveRender(ctx context.Context, size int64) (release func(),
 	return func() { s.render.sem.Release(answerChunk) }, nil
 }
 
-// sendPut writes the put at "/" of v: at once when small, in pieces when
-// large (the caller holds its share of the render budget).
+// sendPut writes the put at "/" of v, rendered once for every stream
+// that opens on the same location at the same index (streamshared.go),
+// within the deadline of its size (the caller holds its share of the
+// render budget when it is large).
 func (l *streamLoop) sendPut(index uint64, v *tree.Node) error {
-	size := v.Size()
-	if size < l.s.render.streamFrom {
-		f := putFrame(nil, v)
-		l.armDeadline(len(f))
-		return l.write(index, f)
-	}
-	l.armDeadline(int(size))
-	pooled := chunkBuffers.Get().(*[]byte)
-	buf := (*pooled)[:0]
+	l.armDeadline(int(v.Size()) + 64)
+	key := firstPutKey{path: l.rq.nodePath().String(), index: index}
+	p := l.s.firstPuts.join(l.s, key, v)
+	defer l.s.firstPuts.leave(key, p)
 	if l.ids {
-		buf = fmt.Appendf(buf, "id: %d\n", index)
-	}
-	buf = append(buf, `event: put`+"\n"+`data: {"path":"/","data":`...)
-	cpu := l.s.render.cpu
-	if err := cpu.Acquire(l.ctx, 1); err != nil {
-		return fmt.Errorf("render a stream's first put: %w", err)
-	}
-	held := true
-	spill := func(full []byte) ([]byte, error) {
-		cpu.Release(1)
-		held = false
-		if err := l.writeRaw(full); err != nil {
-			return nil, fmt.Errorf("send a stream's first put: %w", err)
+		if err := l.writeRaw(fmt.Appendf(nil, "id: %d\n", index)); err != nil {
+			return err
 		}
-		if err := cpu.Acquire(l.ctx, 1); err != nil {
-			return nil, fmt.Errorf("render a stream's first put: %w", err)
+	}
+	for i := 0; ; i++ {
+		b, err := p.piece(l.ctx, i)
+		if err != nil {
+			return err
 		}
-		held = true
-		return full[:0], nil
+		if b == nil {
+			break
+		}
+		if err := l.writeRaw(b); err != nil {
+			return fmt.Errorf("send a stream's first put: %w", err)
+		}
 	}
-	rest, err := tree.AppendJSONSpilling(buf, v, tree.RenderOptions{}, answerChunk, spill)
-	if held {
-		cpu.Release(1)
+	if l.conn == nil {
+		return l.rc.Flush()
 	}
-	if err != nil {
-		return err
-	}
-	rest = append(rest, "}\n\n"...)
-	err = l.writeRaw(rest)
-	if cap(rest) <= 4*answerChunk {
-		*pooled = rest[:0]
-		chunkBuffers.Put(pooled)
-	}
-	if err == nil && l.conn == nil {
-		err = l.rc.Flush()
-	}
-	return err
+	return nil
 }
 
 // armDeadline bounds the writing of the next size bytes as a large GET
