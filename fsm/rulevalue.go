@@ -13,6 +13,10 @@ type ruleNode tree.Node
 // ruleValue returns n as the rules see it.
 func ruleValue(n *tree.Node) rules.Value { return (*ruleNode)(n) }
 
+// RuleValue returns n as the rules see it when they judge: for callers
+// that evaluate rules themselves, such as the rules playground.
+func RuleValue(n *tree.Node) rules.Value { return ruleValue(n) }
+
 func (r *ruleNode) node() *tree.Node { return (*tree.Node)(r) }
 
 // Kind implements rules.Value.

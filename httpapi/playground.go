@@ -122,7 +122,7 @@ func (s *Server) playground(c *gin.Context) {
 		set = res.Rules.Set
 	}
 	now := s.cfg.Now().UnixMilli()
-	env := &rules.Env{Auth: auth, Now: now, Root: viewOf(res.Value)}
+	env := &rules.Env{Auth: auth, Now: now, Root: fsm.RuleValue(res.Value)}
 	var d rules.Decision
 	if req.Op == "read" {
 		d = set.ExplainRead(p.NodePath(), env)
@@ -132,7 +132,7 @@ func (s *Server) playground(c *gin.Context) {
 			s.writeError(c, err)
 			return
 		}
-		env.NewRoot = viewOf(next)
+		env.NewRoot = fsm.RuleValue(next)
 		d = set.ExplainWrite(p.NodePath(), env)
 	}
 	b, err := json.Marshal(answerOf(d, res.Rules.IsDefault()))
