@@ -28,6 +28,7 @@ type tlsListener struct {
 	mu      sync.Mutex            // guards pending and closed
 	pending map[net.Conn]struct{} // connections in their handshake
 	closed  bool                  // Close was called: new connections are closed at once
+	gate    *handshakeGate        // the handshakes computing at once (tlsgate.go)
 }
 
 // accepted is what Accept returns.
@@ -49,8 +50,25 @@ func newTLSListener(inner net.Listener, config *tls.Config, timeout time.Duratio
 		done:    make(chan struct{}),
 		pending: map[net.Conn]struct{}{},
 	}
+	l.gate = newHandshakeGate()
+	l.config.GetConfigForClient = l.takeSlot
 	go l.acceptLoop()
 	return l
+}
+
+// takeSlot runs once a client's hello is read: the handshake waits for a
+// slot of the gate before the server computes its share.
+func (l *tlsListener) takeSlot(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+	gc, ok := hello.Conn.(*gatedConn)
+	if !ok {
+		return nil, nil
+	}
+	leave, err := l.gate.enter(hello.Context())
+	if err != nil {
+		return nil, err
+	}
+	gc.hold(leave)
+	return nil, nil
 }
 
 // acceptLoop accepts until the listener is closed. An accept error is
@@ -80,9 +98,11 @@ func (l *tlsListener) handshake(raw net.Conn) {
 		raw.Close()
 		return
 	}
-	tc := tls.Server(raw, l.config)
+	gc := &gatedConn{Conn: raw}
+	tc := tls.Server(gc, l.config)
 	_ = raw.SetDeadline(time.Now().Add(l.timeout))
 	err := tc.Handshake()
+	gc.release()
 	_ = raw.SetDeadline(time.Time{})
 	l.untrack(raw)
 	if err != nil {

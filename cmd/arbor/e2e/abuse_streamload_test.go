@@ -74,7 +74,7 @@ func probeNonReadingStreams(t *testing.T, c *Cluster) {
 		waitStreamsOpen(t, via, 0)
 		cutAfter := time.Since(start)
 		before, peak := rss.done()
-		k.finish(t, name, canaryP99, canaryWorst)
+		k.finish(t, name)
 		closeAll()
 		t.Logf("%s: RSS %d MB before, %d MB holding them, peak %d MB; all cut off %s after the first update",
 			name, before, held, peak, cutAfter.Round(time.Millisecond))
@@ -167,7 +167,7 @@ func probeQueryStreams(t *testing.T, c *Cluster) {
 	time.Sleep(2 * time.Second) // the streams catch up (a hold, not a wait for a state)
 	lb, lp := rssL.done()
 	fb, fp := rssF.done()
-	k.finish(t, name, canaryP99, canaryWorst)
+	k.finish(t, name)
 	t.Logf("%s: %d writes (%v refused); %d frames to the streams; %d ended early; RSS %s %d → peak %d MB, %s %d → peak %d MB",
 		name, wrote, refused, frames.Load(), ended.Load(), leader.Name, lb, lp, follower.Name, fb, fp)
 	if len(refused) > 0 {
@@ -222,7 +222,7 @@ func probeResumes(t *testing.T, c *Cluster, nodes []*Node, setup, term uint64) {
 	wrote := stop()
 	lb, lp := rssL.done()
 	fb, fp := rssF.done()
-	k.finish(t, name, canaryP99, canaryWorst)
+	k.finish(t, name)
 	t.Logf("%s: caught up in %s: %v; %d writes meanwhile; RSS %s %d → peak %d MB, %s %d → peak %d MB",
 		name, took.Round(time.Millisecond), outcomes, wrote, nodes[0].Name, lb, lp, nodes[1].Name, fb, fp)
 	if outcomes["replayed"]+outcomes["fresh put"] != resumers {

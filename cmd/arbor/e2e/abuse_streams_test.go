@@ -96,7 +96,7 @@ func probeRefusedOpens(t *testing.T, c *Cluster) {
 		streamsClosedEverywhere(t, c)
 		_, peak := rss.done()
 		after := rssMB(t, via)
-		k.finish(t, name, canaryP99, canaryWorst)
+		k.finish(t, name)
 		t.Logf("%s: %d opens in %s: %v; RSS %d → %d MB (peak %d)", name, refusedOpens+leftOpens, took.Round(time.Millisecond), statuses, before, after, peak)
 		want := map[string]int{"anonymous 401": refusedOpens / 2, "malformed Last-Event-ID 400": refusedOpens / 2, "left 200": leftOpens}
 		for kind, n := range want {

@@ -440,6 +440,7 @@ func TestAbuse(t *testing.T) {
 	t.Run("SlowBodies", func(t *testing.T) { probeSlowBody(t, c) })
 	t.Run("SlowRead", func(t *testing.T) { probeSlowRead(t, c) })
 	t.Run("H2Flood", func(t *testing.T) { probeH2Flood(t, c) })
+	t.Run("TLSStorm", func(t *testing.T) { probeTLSStorm(t, c) })
 
 	// Streams must not be a way in (abuse_streams_test.go,
 	// abuse_streamload_test.go).
