@@ -63,7 +63,9 @@ func TestStalledHandshakeHoldsNoSlot(t *testing.T) {
 		defer raw.Close()
 		// It writes its hello, then never reads the answer: the server
 		// waits for its Finished until the handshake timeout.
-		go func() { _ = tls.Client(stalledReads{raw, done}, &tls.Config{RootCAs: s.pool, ServerName: "127.0.0.1"}).Handshake() }()
+		go func() {
+			_ = tls.Client(stalledReads{raw, done}, &tls.Config{RootCAs: s.pool, ServerName: "127.0.0.1"}).Handshake()
+		}()
 	}
 	time.Sleep(100 * time.Millisecond) // the hellos are in (a probe's pause, not a wait for state)
 	dialer := &net.Dialer{Timeout: 3 * time.Second}
