@@ -108,6 +108,7 @@ func (l *streamLoop) open(lastID uint64) error {
 	// Subscribe before reading (or with the history, atomically), then
 	// skip the events already sent: nothing is missed, nothing sent twice.
 	sub := newSubscriber(rq.nodePath(), s.cfg.StreamBufferBytes, judge)
+	sub.dropped = s.metrics.streamsDropped
 	var (
 		missed    []fsm.Event
 		inHistory bool
@@ -356,7 +357,9 @@ func (l *streamLoop) end() {
 		}
 	}
 	if l.sub.reason != "" {
-		l.s.metrics.streamsDropped.Inc()
+		if l.sub.reason != msgTooSlow { // counted when the hub decided it
+			l.s.metrics.streamsDropped.Inc()
+		}
 		f := cancelFrame(l.sub.reason)
 		l.armDeadline(len(f))
 		_ = l.write(0, f)

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
 )
@@ -52,6 +54,9 @@ type subscriber struct {
 	finished bool
 	// cut (a func()) makes the stream's blocked write fail at once.
 	cut atomic.Value
+	// dropped counts the streams cancelled for falling behind; nil in
+	// tests that need no metrics.
+	dropped prometheus.Counter
 
 	// A realtime listen's (realtimefeed.go): batchEnd runs under the
 	// hub's lock after each batch that queued it anything, and notify
@@ -105,6 +110,9 @@ func (s *subscriber) tooSlowLocked() {
 		return
 	}
 	s.finishLocked(msgTooSlow)
+	if s.dropped != nil {
+		s.dropped.Inc()
+	}
 	if cut, _ := s.cut.Load().(func()); cut != nil {
 		go cut()
 	}

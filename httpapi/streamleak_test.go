@@ -202,6 +202,9 @@ func TestNonReadingStreamIsCutOff(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	if n := metricValue(t, h.s.metrics.streamsDropped); n != 1 {
+		t.Fatalf("arbor_stream_cancelled_total %v after one stream was cut off", n)
+	}
 	if _, err := io.Copy(io.Discard, br); err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
 		t.Fatalf("reading what was sent: %v", err)
 	}
