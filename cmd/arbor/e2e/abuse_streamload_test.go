@@ -36,12 +36,16 @@ const (
 // at once.
 func probeNonReadingStreams(t *testing.T, c *Cluster) {
 	leader, follower, term := settled(t, c)
-	// In two writes: one may carry at most 42 MiB.
-	half := bigObject(bigStrings/2, 1<<20-64)
-	rest := strings.ReplaceAll(bigObject(bigStrings-bigStrings/2, 1<<20-64), `"s`, `"t`)
-	jsonMB := (len(half) + len(rest)) >> 20
-	mustStatus(t, "setup", leader.Do(t, "PUT", "/streams/big.json?print=silent&writeSizeLimit=unlimited", half), 204)
-	mustStatus(t, "setup", leader.Do(t, "PATCH", "/streams/big.json?print=silent&writeSizeLimit=unlimited", rest), 204)
+	// In parts: one write carries at most 16 MiB.
+	jsonMB := 0
+	for part, at := 0, 0; at < bigStrings; part++ {
+		n := min(12, bigStrings-at)
+		obj := strings.ReplaceAll(bigObject(n, 1<<20-64), `"s`, fmt.Sprintf(`"p%d-`, part))
+		jsonMB += len(obj)
+		mustStatus(t, "setup", leader.Do(t, "PATCH", "/streams/big.json?print=silent&writeSizeLimit=unlimited", obj), 204)
+		at += n
+	}
+	jsonMB >>= 20
 	update := `"` + strings.Repeat("u", 1<<20) + `"`
 	for _, via := range []*Node{leader, follower} {
 		name := fmt.Sprintf("%d streams not reading a %d MB node on %s", nonReaders, jsonMB, via.Name)
@@ -116,16 +120,19 @@ var queryPathQ = "/streams/q.json?orderBy=" + url.QueryEscape(`"n"`) + "&limitTo
 // for its writes nor the writer's) and the nodes' memory stays bounded.
 func probeQueryStreams(t *testing.T, c *Cluster) {
 	leader, follower, term := settled(t, c)
-	var b strings.Builder
-	b.WriteString("{")
-	for i := range queryChildren {
-		if i > 0 {
-			b.WriteString(",")
+	// In parts: one write changes at most 200,000 nodes.
+	for from := 0; from < queryChildren; from += 25_000 {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := from; i < min(from+25_000, queryChildren); i++ {
+			if i > from {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"c%06d":{"n":%d,"s":"%s"}`, i, (i*7919)%queryChildren, "payload-payload-")
 		}
-		fmt.Fprintf(&b, `"c%06d":{"n":%d,"s":"%s"}`, i, (i*7919)%queryChildren, "payload-payload-")
+		b.WriteString("}")
+		mustStatus(t, "setup", leader.Do(t, "PATCH", "/streams/q.json?print=silent", b.String()), 204)
 	}
-	b.WriteString("}")
-	mustStatus(t, "setup", leader.Do(t, "PUT", "/streams/q.json?print=silent", b.String()), 204)
 	setup := appliedIndex(t, leader)
 	nodes := []*Node{leader, follower}
 	for _, n := range nodes {
