@@ -10,12 +10,14 @@ import (
 )
 
 // The first put of the streams that open on one location at one log index
-// is rendered once, for all of them: many clients reconnecting at once to
-// a large node would otherwise render it once each. The rendering runs on
-// a goroutine of its own, 256 KiB at a time in a render slot, and keeps
-// its pieces until the last stream that uses them has written them (or
-// was cut off), so a location costs its JSON once however many streams
-// read it, and the slowest reader never holds a render slot.
+// is rendered once, for all of them, when it is small (under renderSmall):
+// many clients reconnecting at once would otherwise render it once each.
+// The rendering runs on a goroutine of its own in a render slot and is
+// kept until the last stream that uses it has written it (or was cut
+// off). A large first put is rendered per stream, in pieces (streamput.go):
+// kept whole, it would cost the node its JSON for as long as the slowest
+// reader takes. The pieces of a shared render are kept in order, so the
+// same code serves a render cut in pieces.
 
 // errPutAbandoned ends a shared render nobody reads any more.
 var errPutAbandoned = errors.New("every stream left before its first put was rendered")
