@@ -43,7 +43,7 @@ const CmdSetRules CommandKind = 8
 // entry whole.
 const CmdAs CommandKind = 9
 
-// CmdAsPrejudged (entry format 5) is a CmdAs whose write the node that
+// CmdAsPrejudged is a CmdAs whose write the node that
 // took it judged allowed whatever the stored data, under the rules of the
 // version the entry names in place of the auth (Command.Prejudged). Apply
 // applies it only if those rules are still in force at its place in the

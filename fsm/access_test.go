@@ -145,14 +145,18 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 	if _, err := f.apply(cmd(t, CmdSet, "/a", "1")); err != nil {
 		t.Fatal(err)
 	}
-	// Without rules the snapshot keeps format 1, which older releases read.
+	// Without rules the snapshot restores the default rules (none set).
 	var buf bytes.Buffer
 	sn, _ := f.Snapshot()
 	if err := sn.Persist(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if v := buf.Bytes()[len(snapshotMagic)]; v != 1 {
-		t.Fatalf("snapshot without rules has version %d", v)
+	if v := buf.Bytes()[len(snapshotMagic)]; v != SnapshotVersion {
+		t.Fatalf("snapshot has version %d", v)
+	}
+	d := New()
+	if err := d.Restore(&buf); err != nil || d.cur.Load().rules != nil {
+		t.Fatalf("restored a snapshot without rules: rules %+v, %v", d.cur.Load().rules, err)
 	}
 	setRules(t, f, userRules)
 	buf.Reset()
@@ -173,13 +177,13 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 	}
 }
 
-// A judged entry is refused by a release without CmdAs rather than
-// applied unjudged, and its answer is rendered as the wrapped command's.
+// A judged entry is a CmdAs wrapping the command, and its answer is
+// rendered as the wrapped command's.
 func TestJudgedEntryFormat(t *testing.T) {
 	c := cmd(t, CmdPush, "/users/alice/posts", `"hi"`)
 	c.As = as("alice")
 	data := c.Encode()
-	if data[0] != 4 || CommandKind(data[1]) != CmdAs {
+	if int(data[0]) != CmdAs.EntryFormat() || CommandKind(data[1]) != CmdAs {
 		t.Fatalf("judged entry header %v", data[:2])
 	}
 	if k := AnswerKind(data); k != CmdPush {

@@ -70,9 +70,9 @@ func (c *Command) write() tree.Write {
 	return tree.Write{Path: c.Path, Now: c.Now, WriteLimit: c.WriteLimit, CheckIncrements: c.Parsed}
 }
 
-// bodyValue is a Set's or Push's value: parsed already (entry format 2),
-// or parsed now from the JSON text with depth levels allowed (format 1;
-// nil or "null" is null).
+// bodyValue is a Set's or Push's value: parsed already (a parsed kind),
+// or parsed now from the JSON text with depth levels allowed (nil or
+// "null" is null).
 func (c *Command) bodyValue(depth int) (*tree.Node, error) {
 	if c.Parsed {
 		return c.Value, nil

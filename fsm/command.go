@@ -18,20 +18,22 @@ const (
 	CmdUpdate CommandKind = 2
 	// CmdPush adds Body as a new child of Path under a generated push key (POST).
 	CmdPush CommandKind = 3
-	// CmdSetParsed, CmdUpdateParsed and CmdPushParsed (entry format 2) are
-	// CmdSet, CmdUpdate and CmdPush with the body in its parsed, binary
-	// form (wire.go) instead of JSON text: the body is parsed once, by the
-	// node that took the request, and never again. A Command read back
-	// from such an entry has the plain kind and Parsed set.
+	// CmdSetParsed, CmdUpdateParsed and CmdPushParsed are CmdSet,
+	// CmdUpdate and CmdPush with the body in its parsed, binary form
+	// (wire.go) instead of JSON text: the body is parsed once, by the node
+	// that took the request, and never again. A Command read back from
+	// such an entry has the plain kind and Parsed set. Clients' writes
+	// always take this form; the JSON-text kinds remain for writes built
+	// in code (tests, tools).
 	CmdSetParsed    CommandKind = 4
 	CmdUpdateParsed CommandKind = 5
 	CmdPushParsed   CommandKind = 6
 )
 
 // CommandVersion is the newest entry format this release applies. Decode
-// accepts every version up to it. No kind has format 3 any more: its
-// kind carried a piece of a large write, and a write is one entry now.
-const CommandVersion = 5
+// accepts every version up to it. Entry format 1 is the format of
+// release v0.1.0, the first: every kind below belongs to it.
+const CommandVersion = 1
 
 // parsedKinds maps each plain kind to its parsed-body twin.
 var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
@@ -57,14 +59,14 @@ func (k CommandKind) PlainKind() CommandKind {
 }
 
 // kindFormats maps each kind to the entry format that introduced it. A
-// release adding a kind raises CommandVersion and adds the kind here with
-// the new number; existing kinds keep theirs forever, so their entries
-// stay readable by every older release of the cluster (SPEC §9).
+// release adding a kind (or changing how one is written) raises
+// CommandVersion and adds the kind here with the new number; existing
+// kinds keep theirs forever, so their entries stay readable by every
+// older release of the cluster (SPEC §9).
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
-	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
-	CmdSetRules: 4, CmdAs: 4,
-	CmdAsPrejudged: 5,
+	CmdSetParsed: 1, CmdUpdateParsed: 1, CmdPushParsed: 1,
+	CmdSetRules: 1, CmdAs: 1, CmdAsPrejudged: 1,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
@@ -89,7 +91,6 @@ type Command struct {
 	Path tree.Path
 	// Body is the request body as JSON text exactly as the client sent it
 	// (already validated by the proposer); nil or "null" is a delete.
-	// Entry format 1 carries it.
 	Body []byte
 	// Parsed says that Value (Set, Push) or Fields (Update) hold the body
 	// already parsed: Apply uses them, and EncodeParsed writes them.
@@ -140,9 +141,8 @@ func (c *Command) wrap(entry []byte) []byte {
 }
 
 // EncodeParsed serialises c, which must be Parsed, as an entry of c's
-// parsed kind (entry format 2): the same layout as Encode with the body's
-// binary form in place of its JSON text. Only a cluster whose every
-// member applies format 2 may log it (cluster's CanPropose).
+// parsed kind: the same layout as Encode with the body's binary form in
+// place of its JSON text.
 func (c *Command) EncodeParsed() []byte {
 	kind := c.Kind.ParsedKind()
 	buf := c.appendHeader(make([]byte, 0, 64+len(c.Body)), kind)

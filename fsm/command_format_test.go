@@ -12,7 +12,7 @@ import (
 // leaves the old kinds' entries readable by older members (SPEC §9).
 func TestEncodeStampsTheKindsFormat(t *testing.T) {
 	kinds := CommandKinds()
-	if len(kinds) != 9 || kinds[CmdSetRules] != 4 || kinds[CmdAs] != 4 || kinds[CmdAsPrejudged] != 5 {
+	if len(kinds) != 9 || kinds[CmdSetRules] != 1 || kinds[CmdAs] != 1 || kinds[CmdAsPrejudged] != 1 {
 		t.Fatalf("CommandKinds() = %v", kinds)
 	}
 	delete(kinds, CmdAs) // a wrapper: access_test.go
@@ -47,7 +47,7 @@ func TestDecodeRefusesAKindNewerThanItsFormat(t *testing.T) {
 	for _, b := range [][]byte{
 		{1, 0, 0},                  // kind 0 was never used
 		{1, 200, 0},                // a kind from a newer release
-		{3, 7, 0},                  // a piece of a large write: no release applies them now
+		{1, 7, 0},                  // kind 7 is no kind of format 1
 		{CommandVersion + 1, 1, 0}, // a newer format
 		{0, 1, 0},                  // format 0 does not exist
 	} {

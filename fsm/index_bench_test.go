@@ -13,7 +13,7 @@ import (
 // with one it must not grow with the node. BenchmarkIndexedWrite is the
 // price an index adds to a write of one child.
 
-// applyParsed applies c, which must be Parsed, as an entry of format 2.
+// applyParsed applies c, which must be Parsed, as an entry of its parsed kind.
 func (t *testFSM) applyParsed(c Command) (Result, error) {
 	t.index++
 	r := t.Apply(Entry{Index: t.index, Command: true, Data: c.EncodeParsed()})

@@ -3,8 +3,6 @@ package fsm
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,8 +59,8 @@ func applyBoth(t *testing.T, a, b *testFSM, text, parsed Command, o tree.RenderO
 }
 
 // TestParsedEntriesApplyLikeText: an entry whose body travels parsed
-// (format 2) answers and changes the tree exactly as the same write with
-// its body as JSON text (format 1), write size limits included.
+// (a parsed kind) answers and changes the tree exactly as the same write
+// with its body as JSON text, write size limits included.
 func TestParsedEntriesApplyLikeText(t *testing.T) {
 	a, b := newTestFSM(), newTestFSM()
 	cmds := randomCommands(11, 400)
@@ -102,53 +100,15 @@ func TestDecodeParsedEntryRefusesDamage(t *testing.T) {
 			t.Fatalf("entry cut at %d of %d decoded", i, len(data))
 		}
 	}
-	deep := []byte{2, byte(CmdSetParsed), 0, 0}
+	deep := []byte{1, byte(CmdSetParsed), 0, 0}
 	for range 1000 {
 		deep = append(deep, wireObject, 1, 1, 'k')
 	}
 	if _, err := DecodeCommand(deep); !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("1000 nested objects: %v", err)
 	}
-	if _, err := DecodeCommand([]byte{2, byte(CmdSetParsed), 0, 0, wireNull | wirePriority}); !errors.Is(err, tree.ErrInvalidData) {
+	if _, err := DecodeCommand([]byte{1, byte(CmdSetParsed), 0, 0, wireNull | wirePriority}); !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("null with a priority: %v", err)
-	}
-}
-
-// TestGoldenParsedEntries pins entry format 2: the golden writes with
-// parsed bodies decode to the same commands and build the golden tree.
-func TestGoldenParsedEntries(t *testing.T) {
-	dir := filepath.Join("testdata", "golden")
-	f := newTestFSM()
-	for _, name := range goldenOrder {
-		c, ok := parsedTwin(goldenCommands()[name])
-		if !ok {
-			t.Fatalf("%s: body does not parse", name)
-		}
-		file := filepath.Join(dir, strings.Replace(name, "v1_", "v2_", 1))
-		if *updateGolden {
-			if err := os.WriteFile(file, c.EncodeParsed(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(data, c.EncodeParsed()) {
-			t.Fatalf("%s: this build encodes differently from the committed entry", file)
-		}
-		got, err := DecodeCommand(data)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		if got.Kind != c.Kind || !got.Parsed || got.Path.String() != c.Path.String() || got.Now != c.Now || got.Rand != c.Rand {
-			t.Fatalf("%s decodes to %+v", file, got)
-		}
-		f.index++
-		f.Apply(Entry{Index: f.index, Command: true, Data: data})
-	}
-	if got := renderExport(f.Root()); got != goldenTree {
-		t.Fatalf("tree after parsed golden entries:\n got %s\nwant %s", got, goldenTree)
 	}
 }
 

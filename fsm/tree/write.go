@@ -21,8 +21,8 @@ type Write struct {
 	// WriteLimit bounds the bytes written plus the bytes removed (0: none).
 	WriteLimit int64
 	// CheckIncrements refuses increments that would overflow to an
-	// infinity (see CheckIncrements); false keeps the old behaviour of
-	// log entries written before that check.
+	// infinity (see CheckIncrements); false stores the delta, as a
+	// JSON-text entry does.
 	CheckIncrements bool
 }
 
@@ -199,9 +199,9 @@ const msgIncrementOverflow = "Invalid data; increment overflows the range of a d
 
 // CheckIncrements refuses a value whose increments would overflow to an
 // infinity when resolved against cur (Firebase cannot store one either).
-// Only log entries of format 2 are checked: format 1 entries keep the
-// result they always had (the delta is stored), so a log replayed by a
-// newer release gives the same state (Write.CheckIncrements).
+// Only entries with a parsed body (every client's write) are checked;
+// a JSON-text entry, built in code, stores the delta
+// (Write.CheckIncrements).
 func CheckIncrements(n, cur *Node) error {
 	if incrementOverflows(n, cur) {
 		return Public(ErrInvalidData, msgIncrementOverflow)
