@@ -82,10 +82,11 @@ func TestWriteOverTheLimitsIsRefused(t *testing.T) {
 			t.Fatalf("a value over its write size limit via %s: %v", n.id, err)
 		}
 	}
-	legacy := tooBig
-	legacy.Parsed = false
+	text := tooBig
+	text.Parsed = false
+	payload := append([]byte{encodeAnswerOptions(fsm.AnswerOptions{})}, text.Encode()...)
 	waitFor(t, "the leader to refuse a forwarded entry over the limit", 10*time.Second, func() bool {
-		_, err := decodeReply(c.waitLeader().handleRPC(context.Background(), opPropose, legacy.Encode()))
+		_, err := decodeReply(c.waitLeader().handleRPC(context.Background(), opPropose, payload))
 		if errors.Is(err, errRetry) {
 			return false // leadership moved under the race detector's load: ask the new leader
 		}
