@@ -14,8 +14,8 @@ import (
 // Propose replicates c as one log entry and returns the client's answer,
 // rendered with o by the leader from what its FSM answered. On a follower
 // the entry is forwarded to the leader over the cluster port and the
-// leader's answer is returned byte for byte. A parsed command (c.Parsed)
-// enters the log with its body in binary form. The FSM's own errors (bad data, too
+// leader's answer is returned byte for byte. A write's body (c.Parsed)
+// enters the log in binary form. The FSM's own errors (bad data, too
 // large) are returned untouched; a failed if-match is a
 // *fsm.PreconditionError with the 412 rendered. A kind some member cannot
 // apply yet is refused with fsm.ErrNotReady (CanPropose). Raft trouble is
@@ -28,11 +28,14 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if n.closing.Load() {
 		return fsm.Answer{}, shuttingDown("propose")
 	}
+	if !c.Parsed && len(c.Body) > 0 && (c.Kind == fsm.CmdSet || c.Kind == fsm.CmdUpdate || c.Kind == fsm.CmdPush) {
+		return fsm.Answer{}, fmt.Errorf("propose: %w", errUnparsed)
+	}
 	if err := checkWrite(&c); err != nil {
 		n.tooLarge.Add(1)
 		return fsm.Answer{}, err
 	}
-	data := encodeCommand(&c)
+	data := c.Encode()
 	// Checked here too, not only by the leader: an older leader could not
 	// even decode a newer kind, and would answer with an internal error
 	// instead of "not ready".
@@ -74,26 +77,18 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	}
 }
 
-// encodeCommand is the log entry of c: its parsed kind when its body is
-// parsed.
-func encodeCommand(c *fsm.Command) []byte {
-	if c.Parsed {
-		return c.EncodeParsed()
-	}
-	return c.Encode()
-}
+// errUnparsed is a write proposed with its body not parsed: its entry
+// carries Value or Fields, never the JSON text, so it would write
+// nothing of the body. A caller's bug, answered 500.
+var errUnparsed = errors.New("a write's body must be parsed before it is proposed")
 
 // canProposeEntry is CanPropose for each kind the entry data of c holds:
 // the wrapper's (CmdAs…) and the command's own.
 func (n *Node) canProposeEntry(c *fsm.Command, data []byte) error {
-	inner := c.Kind
-	if c.Parsed {
-		inner = c.Kind.ParsedKind()
-	}
-	if err := n.CanPropose(inner); err != nil {
+	if err := n.CanPropose(c.Kind); err != nil {
 		return err
 	}
-	if outer, err := fsm.EntryKind(data); err == nil && outer != inner {
+	if outer, err := fsm.EntryKind(data); err == nil && outer != c.Kind {
 		return n.CanPropose(outer)
 	}
 	return nil

@@ -66,9 +66,13 @@ func TestJudgedWrites(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.As = tt.as
+			var err error
+			if tt.c, err = parseCommand(tt.c); err != nil {
+				t.Fatal(err)
+			}
 			before := f.Root()
 			judged := f.Judge(&tt.c)
-			_, err := f.apply(tt.c)
+			_, err = f.apply(tt.c)
 			if tt.allowed {
 				if err != nil || judged != nil {
 					t.Fatalf("apply: %v, judge: %v; want allowed", err, judged)
@@ -182,7 +186,7 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 func TestJudgedEntryFormat(t *testing.T) {
 	c := cmd(t, CmdPush, "/users/alice/posts", `"hi"`)
 	c.As = as("alice")
-	data := c.Encode()
+	data := mustEncode(c)
 	if int(data[0]) != CmdAs.EntryFormat() || CommandKind(data[1]) != CmdAs {
 		t.Fatalf("judged entry header %v", data[:2])
 	}

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/arbordb/arbor/fsm/tree"
@@ -20,8 +18,8 @@ var updateGolden = flag.Bool("update-golden", false, "write missing fsm/testdata
 // testdata/golden forever: every later release must decode and apply them
 // (SPEC §9, rolling upgrades). -update-golden writes only missing files.
 
-// goldenCommands are the JSON-text entries (kinds CmdSet, CmdUpdate,
-// CmdPush).
+// goldenCommands are the writes (kinds CmdSet, CmdUpdate, CmdPush) as a
+// client sends them; their entries carry the bodies parsed.
 func goldenCommands() map[string]Command {
 	return map[string]Command{
 		"v1_set.bin": {Kind: CmdSet, Path: tree.Path{"users", "jack"}, Body: []byte(`{"name":"Jack","n":1,"at":{".sv":"timestamp"}}`),
@@ -40,16 +38,15 @@ func goldenCommands() map[string]Command {
 // goldenOrder applies the golden entries in this order.
 var goldenOrder = []string{"v1_set.bin", "v1_set_ifmatch.bin", "v1_delete.bin", "v1_update.bin", "v1_push.bin", "v1_priority.bin"}
 
-// goldenTree is the tree the goldenOrder entries build, as JSON text or
-// parsed.
+// goldenTree is the tree the goldenOrder entries build.
 const goldenTree = `{"log":{"-NjEtLWz0123456789Az":"hello"},"users":{".priority":7,"jack":{"at":1700000000123,"n":1,"name":"J"},"jill":{"a":{"0":1,"1":2}}}}`
 
-// goldenRules and the judged entries follow the parsed golden entries
-// (indexes 1 to 6), so the rules are those of index 7.
+// goldenRules and the judged entries follow the golden writes (indexes
+// 1 to 6), so the rules are those of index 7.
 const goldenRules = `{"rules": {".read": true, "users": {"$uid": {".write": "auth.uid == $uid"}}}}`
 
 // goldenJudged are the entries of kinds CmdSetRules, CmdAs and
-// CmdAsPrejudged, applied in this order after the parsed golden entries.
+// CmdAsPrejudged, applied in this order after the golden writes.
 func goldenJudged(t *testing.T) []goldenEntry {
 	jill := parsedSet(t, "/users/jill/name", `"Jill"`)
 	jill.Now, jill.As = 1700000000129, &Access{Auth: map[string]any{"uid": "jill"}}
@@ -70,14 +67,6 @@ type goldenEntry struct {
 	c    Command
 }
 
-// encodeGolden is the entry this release writes for c.
-func encodeGolden(c Command) []byte {
-	if c.Parsed {
-		return c.EncodeParsed()
-	}
-	return c.Encode()
-}
-
 // checkGolden writes the file for c if asked and missing, then checks
 // that it is c's entry as this release encodes it, decodes to a command
 // encoding the same, and returns it.
@@ -85,7 +74,7 @@ func checkGolden(t *testing.T, e goldenEntry) []byte {
 	t.Helper()
 	file := filepath.Join("testdata", "golden", e.name)
 	if _, err := os.Stat(file); *updateGolden && os.IsNotExist(err) {
-		if err := os.WriteFile(file, encodeGolden(e.c), 0o644); err != nil {
+		if err := os.WriteFile(file, e.c.Encode(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +82,7 @@ func checkGolden(t *testing.T, e goldenEntry) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(data, encodeGolden(e.c)) {
+	if !bytes.Equal(data, e.c.Encode()) {
 		t.Fatalf("%s: this build encodes differently from the committed entry", e.name)
 	}
 	if data[0] != 1 {
@@ -103,11 +92,8 @@ func checkGolden(t *testing.T, e goldenEntry) []byte {
 	if err != nil {
 		t.Fatalf("%s: %v", e.name, err)
 	}
-	if !bytes.Equal(encodeGolden(got), data) {
+	if !bytes.Equal(got.Encode(), data) {
 		t.Fatalf("%s decodes to %+v, which encodes differently", e.name, got)
-	}
-	if !e.c.Parsed && e.c.As == nil && !reflect.DeepEqual(got, e.c) {
-		t.Fatalf("%s decodes to %+v, want %+v", e.name, got, e.c)
 	}
 	return data
 }
@@ -117,28 +103,21 @@ func checkGolden(t *testing.T, e goldenEntry) []byte {
 // the committed snapshot restores the last one with its rules.
 func TestGoldenEntriesAndSnapshot(t *testing.T) {
 	kinds := map[CommandKind]bool{}
-	text, parsed := newTestFSM(), newTestFSM()
+	parsed := newTestFSM()
 	for _, name := range goldenOrder {
-		c := goldenCommands()[name]
-		data := checkGolden(t, goldenEntry{name, c})
-		kinds[CommandKind(data[1])] = true
-		text.index++
-		if r := text.Apply(Entry{Index: text.index, Command: true, Data: data}); r.Err != nil && name != "v1_set_ifmatch.bin" {
-			t.Fatalf("%s: apply: %v", name, r.Err)
-		}
-		p, ok := parsedTwin(c)
+		p, ok := parsedTwin(goldenCommands()[name])
 		if !ok {
 			t.Fatalf("%s: body does not parse", name)
 		}
-		data = checkGolden(t, goldenEntry{strings.Replace(name, "v1_", "v1_parsed_", 1), p})
+		data := checkGolden(t, goldenEntry{name, p})
 		kinds[CommandKind(data[1])] = true
 		parsed.index++
-		parsed.Apply(Entry{Index: parsed.index, Command: true, Data: data})
-	}
-	for _, f := range []*testFSM{text, parsed} {
-		if got := renderExport(f.Root()); got != goldenTree {
-			t.Fatalf("tree after golden entries:\n got %s\nwant %s", got, goldenTree)
+		if r := parsed.Apply(Entry{Index: parsed.index, Command: true, Data: data}); r.Err != nil && name != "v1_set_ifmatch.bin" {
+			t.Fatalf("%s: apply: %v", name, r.Err)
 		}
+	}
+	if got := renderExport(parsed.Root()); got != goldenTree {
+		t.Fatalf("tree after golden entries:\n got %s\nwant %s", got, goldenTree)
 	}
 	for _, e := range goldenJudged(t) {
 		data := checkGolden(t, e)

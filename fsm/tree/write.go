@@ -21,8 +21,7 @@ type Write struct {
 	// WriteLimit bounds the bytes written plus the bytes removed (0: none).
 	WriteLimit int64
 	// CheckIncrements refuses increments that would overflow to an
-	// infinity (see CheckIncrements); false stores the delta, as a
-	// JSON-text entry does.
+	// infinity (see CheckIncrements); false stores the delta.
 	CheckIncrements bool
 }
 
@@ -199,9 +198,8 @@ const msgIncrementOverflow = "Invalid data; increment overflows the range of a d
 
 // CheckIncrements refuses a value whose increments would overflow to an
 // infinity when resolved against cur (Firebase cannot store one either).
-// Only entries with a parsed body (every client's write) are checked;
-// a JSON-text entry, built in code, stores the delta
-// (Write.CheckIncrements).
+// fsm checks every write (Write.CheckIncrements); tree's own callers may
+// store the delta instead.
 func CheckIncrements(n, cur *Node) error {
 	if incrementOverflows(n, cur) {
 		return Public(ErrInvalidData, msgIncrementOverflow)
