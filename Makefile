@@ -195,34 +195,40 @@ chaos:
 clean:
 	rm -rf bin
 
-# make test-upgrade: the rolling upgrade of issue 6, from a fixed, older
-# reference release to this tree. The reference UPGRADE_FROM is the first
-# commit of this history (746e9af), which already holds the three-node cluster
-# (docs/OPERATIONS.md, "Rolling upgrade"); move it to the previous release's
-# tag once releases are tagged. Its source comes from git: in a shallow
-# clone the first commit reachable is HEAD itself, so the test still runs
-# (as a same-version rolling restart); `git fetch --unshallow` restores the
-# real reference.
+# make test-upgrade: a rolling upgrade from the last release to this tree.
+# The reference is the last release recorded: the last line of RELEASES
+# naming a commit ("<tag> <commit>"), else the newest v* tag
+# (scripts/last-release.sh); UPGRADE_FROM=<commit> overrides it. Its
+# source comes from git: a commit missing from this clone (a shallow one)
+# is an error naming the fix (git fetch --unshallow). While no release is
+# recorded (RELEASES says "v0.1.0 -" until v0.1.0 is tagged), the run
+# upgrades HEAD to this tree, saying so: a same-code rolling restart under
+# load, which still checks everything but the crossing of formats. It runs
+# so under CI=true too, since that is the only reference there is.
 # Both binaries are stamped with different versions, so the test can tell
 # an upgraded node from an old one. With Docker, each also becomes an image
 # FROM scratch, built by its own commit's deploy/Dockerfile from a staged
 # context (<release>/image/bin/image, as make image stages it). Everything
 # is removed after a success; after a failure bin/upgrade/run keeps each
 # variant's logs, history and linearizability drawing.
-# The run crosses every log-entry and snapshot format newer than the
-# reference (entry 3: chunked writes over 1 MiB; entry 4: security rules
-# and writes judged by them; snapshot 2: rules in the snapshot): while an
-# old member runs, PUT /.settings/rules.json is refused (503 "not ready"
-# from a new node) with nothing logged, a write over 1 MiB is one entry
-# every node reads back, snapshots stay format 1; once every member
-# advertises the new release, the rules are accepted and judge writes
-# through a follower, a large write is chunked, and a follower restarted
-# after a snapshot with the rules restores format 2. Only the new release
-# gets --snapshot-interval (the reference does not know it); both
+# The run crosses every log-entry and snapshot format this tree writes
+# that the reference does not apply (cmd/arbor-upgrade/formats.go; from
+# v0.1.0, whose formats are entry 1 and snapshot 1, there is none yet):
+# the gate must hold a new kind back while an old member runs. Whatever
+# the reference, a write over 1 MiB is one entry every node reads back,
+# each upgraded node restores the old release's snapshot, and once every
+# member advertises the new release, rules are set and judge writes
+# through a follower, and a follower restarted after a snapshot with the
+# rules restores it. Only the new release gets --snapshot-interval; both
 # binaries' `serve -h` must list every flag they are given.
-UPGRADE_FROM        ?= $(shell git rev-list --max-parents=0 HEAD 2>/dev/null | tail -n 1 | cut -c1-12)
+UPGRADE_REF         := $(shell scripts/last-release.sh 2>/dev/null)
+UPGRADE_RELEASE     := $(word 1,$(UPGRADE_REF))
+UPGRADE_FROM        ?= $(word 2,$(UPGRADE_REF))
+# UPGRADE_SRC is the commit the old binary is built from: HEAD while no
+# release is recorded.
+UPGRADE_SRC          = $(or $(UPGRADE_FROM),$(COMMIT))
 UPGRADE_DIR         := bin/upgrade
-UPGRADE_OLD_VERSION := 0.0.0-ref.$(UPGRADE_FROM)
+UPGRADE_OLD_VERSION  = $(patsubst v%,%,$(or $(UPGRADE_RELEASE),v0.0.0))-ref.$(UPGRADE_SRC)
 UPGRADE_NEW_VERSION := $(VERSION)
 UPGRADE_IMAGE       := arbor-upgrade
 UPGRADE_BUILD        = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(1) -X main.commit=$(2)'
@@ -230,18 +236,21 @@ UPGRADE_BUILD        = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X ma
 UPGRADE_FLAGS       ?=
 .PHONY: test-upgrade
 
-## test-upgrade: replace a three-node cluster of UPGRADE_FROM (the first commit) with this tree one node at a time under load (processes, and containers when Docker answers): linearizable, nothing acknowledged lost, write gaps < 2 s; crosses the newer formats (rules refused while an old member runs, then set and judging writes; chunked writes; snapshot format 2 restored)
+## test-upgrade: replace a three-node cluster of the last release (RELEASES, else the newest v* tag; HEAD while none) with this tree one node at a time under load (processes, and containers when Docker answers): linearizable, nothing acknowledged lost, write gaps < 2 s; crosses the formats newer than the release (none from v0.1.0), rules and judged writes after the upgrade, snapshots restored
 test-upgrade:
-	@git cat-file -e '$(UPGRADE_FROM)^{commit}' 2>/dev/null || { \
-		echo "test-upgrade: the reference commit $(UPGRADE_FROM) is not in this clone; fetch the history (git fetch --unshallow)" >&2; exit 1; }
-	@[ "$$(git rev-parse '$(UPGRADE_FROM)^{commit}')" != "$$(git rev-parse HEAD)" ] || \
-		echo "test-upgrade: WARNING: the reference $(UPGRADE_FROM) is HEAD (a shallow clone, or the first commit): this is a same-code rolling restart, not an upgrade" >&2
+	@[ -n '$(UPGRADE_FROM)' ] || \
+		echo "test-upgrade: no release recorded yet (RELEASES names no commit, no v* tag): upgrading from this commit ($(COMMIT)) to this tree, a same-code rolling restart" >&2
+	@git cat-file -e '$(UPGRADE_SRC)^{commit}' 2>/dev/null || { \
+		echo "test-upgrade: the reference commit $(UPGRADE_SRC) ($(or $(UPGRADE_RELEASE),HEAD)) is not in this clone; fetch the history (git fetch --unshallow)" >&2; exit 1; }
+	@[ -z '$(UPGRADE_FROM)' ] || [ "$$(git rev-parse '$(UPGRADE_FROM)^{commit}')" != "$$(git rev-parse HEAD)" ] || \
+		echo "test-upgrade: the reference $(UPGRADE_RELEASE) ($(UPGRADE_FROM)) is HEAD: this is a same-code rolling restart, not an upgrade" >&2
+	@echo "test-upgrade: from $(or $(UPGRADE_RELEASE),HEAD) ($(UPGRADE_SRC), version $(UPGRADE_OLD_VERSION)) to this tree (version $(UPGRADE_NEW_VERSION))"
 	rm -rf $(UPGRADE_DIR) && mkdir -p $(UPGRADE_DIR)/old/image/bin/image/data $(UPGRADE_DIR)/new/image/bin/image/data
 	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && \
-		git archive $(UPGRADE_FROM) | tar -x -C "$$src" && \
+		git archive $(UPGRADE_SRC) | tar -x -C "$$src" && \
 		cp "$$src/deploy/Dockerfile" $(UPGRADE_DIR)/old/Dockerfile && \
-		cd "$$src" && $(call UPGRADE_BUILD,$(UPGRADE_OLD_VERSION),$(UPGRADE_FROM)) -o $(abspath $(UPGRADE_DIR))/old/arbor ./cmd/arbor && \
-		GOOS=linux $(call UPGRADE_BUILD,$(UPGRADE_OLD_VERSION),$(UPGRADE_FROM)) -o $(abspath $(UPGRADE_DIR))/old/image/bin/image/arbor ./cmd/arbor
+		cd "$$src" && $(call UPGRADE_BUILD,$(UPGRADE_OLD_VERSION),$(UPGRADE_SRC)) -o $(abspath $(UPGRADE_DIR))/old/arbor ./cmd/arbor && \
+		GOOS=linux $(call UPGRADE_BUILD,$(UPGRADE_OLD_VERSION),$(UPGRADE_SRC)) -o $(abspath $(UPGRADE_DIR))/old/image/bin/image/arbor ./cmd/arbor
 	cp deploy/Dockerfile $(UPGRADE_DIR)/new/Dockerfile
 	$(call UPGRADE_BUILD,$(UPGRADE_NEW_VERSION),$(COMMIT)) -o $(UPGRADE_DIR)/new/arbor ./cmd/arbor
 	GOOS=linux $(call UPGRADE_BUILD,$(UPGRADE_NEW_VERSION),$(COMMIT)) -o $(UPGRADE_DIR)/new/image/bin/image/arbor ./cmd/arbor

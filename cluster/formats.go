@@ -23,8 +23,6 @@ type buildFormats struct {
 	// that introduced it. A release adding a kind adds it here with its
 	// new format; numbers never change afterwards.
 	kinds map[fsm.CommandKind]int
-	// silentAnswers says that the build serves opProposeAnswer2.
-	silentAnswers bool
 }
 
 // thisBuild describes the running binary: the fsm's formats and the
@@ -34,9 +32,6 @@ func thisBuild() buildFormats {
 		entry:    fsm.CommandVersion,
 		snapshot: fsm.SnapshotVersion,
 		kinds:    fsm.CommandKinds(),
-		// Not an entry format: a follower finds out by
-		// asking (forwardPropose).
-		silentAnswers: true,
 	}
 }
 
@@ -68,22 +63,6 @@ func (n *Node) CanPropose(kind fsm.CommandKind) error {
 			kind, need, id, has, fsm.ErrNotReady)
 	}
 	return nil
-}
-
-// clusterFormat is the newest entry format every server of the Raft
-// configuration applies (a member gossip does not know counts as the base
-// format). A write looks it up once and decides with allows; the lookup
-// asks Raft for its configuration, which is not free on a hot path.
-func (n *Node) clusterFormat() (int, error) {
-	_, f, err := n.oldestMember()
-	return f, err
-}
-
-// allows is CanPropose(kind) == nil for a cluster whose members all apply
-// entry format format.
-func (n *Node) allows(kind fsm.CommandKind, format int) bool {
-	need, ok := n.formats.kinds[kind]
-	return ok && (need <= baseEntryFormat || need <= format)
 }
 
 // oldestMember returns the server of the configuration with the oldest

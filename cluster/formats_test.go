@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -209,94 +208,65 @@ func TestStatusShowsEveryMembersRelease(t *testing.T) {
 	}
 }
 
-// olderBuild is the release before parsed bodies: entry format 1, the
-// three plain kinds, and no opProposeAnswer.
-func olderBuild() buildFormats {
-	return buildFormats{entry: 1, snapshot: fsm.SnapshotVersion, kinds: map[fsm.CommandKind]int{fsm.CmdSet: 1, fsm.CmdUpdate: 1, fsm.CmdPush: 1}}
-}
-
-// lastEntryFormat is the entry format of the newest command in n's log.
-func lastEntryFormat(t *testing.T, n *Node) byte {
-	t.Helper()
-	idx, err := n.lastCommandAt(n.raft.LastIndex())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l raft.Log
-	if err := n.logs.GetLog(idx, &l); err != nil {
-		t.Fatal(err)
-	}
-	return l.Data[0]
-}
-
-// TestParsedBodiesWaitForEveryMember: while a member runs the release
-// before entry format 2, writes still work from every node — in the old
-// format, and a new follower forwarding to an old leader falls back to
-// the old RPC (a multi-path PATCH's echo included) — and once the last
-// member is upgraded, bodies enter the log parsed.
-func TestParsedBodiesWaitForEveryMember(t *testing.T) {
-	c := newTestCluster(t, 3, nil)
-	c.waitLeader()
-	old := replace(c, 2, olderBuild())
-	leader := c.waitLeader()
-	// A transfer fails while the target is still catching up after its
-	// restart: retry until the deadline.
-	waitFor(t, "leadership on the old member", 10*time.Second, func() bool {
-		if leader = c.waitLeader(); leader == old {
-			return true
-		}
-		_ = leader.raft.LeadershipTransferToServer(old.id, c.addr(2)).Error() // retried
-		return false
-	})
-	for i, n := range c.live() {
-		a := propose(t, n, update("/mixed", fmt.Sprintf(`{"n%d":%d,"shared/n%d":true}`, i, i, i)))
-		if want := fmt.Sprintf(`{"n%d":%d,"shared/n%d":true}`, i, i, i); string(a.Body) != want {
-			t.Fatalf("PATCH via %s (leader on the old release) answered %s, want %s", n.id, a.Body, want)
-		}
-		if f := lastEntryFormat(t, leader); f != 1 {
-			t.Fatalf("with an old member the entry went in format %d", f)
-		}
-	}
-
-	replace(c, 2, thisBuild())
-	leader = c.waitLeader()
-	waitFor(t, "parsed bodies allowed", 5*time.Second, func() bool { return leader.CanPropose(fsm.CmdUpdateParsed) == nil })
-	f := c.follower(leader)
-	waitFor(t, "parsed bodies allowed on "+string(f.id), 5*time.Second, func() bool { return f.CanPropose(fsm.CmdUpdateParsed) == nil })
-	a := propose(t, f, update("/mixed", `{"after":1,"shared/after":true}`))
-	if string(a.Body) != `{"after":1,"shared/after":true}` || lastEntryFormat(t, leader) != 2 {
-		t.Fatalf("after the upgrade: answer %s, entry format %d", a.Body, lastEntryFormat(t, leader))
-	}
-	if got := readJSON(t, f, "/mixed/shared", true); got != `{"after":true,"n0":true,"n1":true,"n2":true}` {
-		t.Fatalf("/mixed/shared = %s", got)
-	}
-}
-
-// rulesBuild is the release before prejudged writes (entry format 5): it
-// applies rules and judged writes (format 4) only.
-func rulesBuild() buildFormats {
+// bumpedBuild is a future release that changes how an existing kind,
+// CmdSetRules, is written: it applies one more entry format and stamps
+// that kind with it.
+func bumpedBuild() buildFormats {
 	b := thisBuild()
 	b.kinds = maps.Clone(b.kinds)
-	b.entry = fsm.CmdAs.EntryFormat()
-	delete(b.kinds, fsm.CmdAsPrejudged)
+	b.entry++
+	b.kinds[fsm.CmdSetRules] = b.entry
 	return b
 }
 
-// TestPrejudgedWritesWaitForEveryMember: while a member runs the release
-// before format 5, a user's write that the receiving node judged allowed
-// whatever the data still enters the log as a plain judged entry (every
-// replica judges it); once every member is upgraded it enters as a
-// prejudged one, and is applied everywhere alike.
-func TestPrejudgedWritesWaitForEveryMember(t *testing.T) {
+// TestBumpedKindWaitsForEveryMember: a kind whose format a newer release
+// raises is held back by the gate — refused with ErrNotReady on every
+// node, nothing written — until every member advertises the new format,
+// while the kinds of format 1 keep working; then it is written.
+func TestBumpedKindWaitsForEveryMember(t *testing.T) {
 	c := newTestCluster(t, 3, nil)
 	c.waitLeader()
-	replace(c, 2, rulesBuild())
+	rules := fsm.Command{Kind: fsm.CmdSetRules, Body: []byte(`{"rules": {".read": true, ".write": true}}`)}
+	for _, i := range []int{2, 1} {
+		replace(c, i, bumpedBuild())
+		leader := c.waitLeader()
+		for _, n := range c.live() {
+			propose(t, n, set("/step/"+string(n.id), "true"))
+			before := leader.raft.LastIndex()
+			_, err := n.Propose(context.Background(), rules, fsm.AnswerOptions{})
+			switch {
+			case n.formats.kinds[fsm.CmdSetRules] == 1:
+				// The old build writes the kind in the format every member applies.
+				if err != nil {
+					t.Fatalf("old %s: set rules: %v", n.id, err)
+				}
+			case !errors.Is(err, fsm.ErrNotReady) || !strings.Contains(err.Error(), "member n1"):
+				t.Fatalf("upgraded %s with n1 old: set rules = %v, want ErrNotReady naming n1", n.id, err)
+			case leader.raft.LastIndex() != before:
+				t.Fatalf("a refused entry reached the log (%d → %d)", before, leader.raft.LastIndex())
+			}
+		}
+	}
+	replace(c, 0, bumpedBuild())
+	for _, n := range c.live() {
+		waitFor(t, string(n.id)+" to allow the bumped kind", 5*time.Second, func() bool { return n.CanPropose(fsm.CmdSetRules) == nil })
+		propose(t, n, rules)
+	}
+}
+
+// TestPrejudgedWritesApplyAlike: a user's write that the receiving node
+// judged allowed whatever the data is applied on every replica alike, via
+// the leader or a follower; judged, then the rules change before the write
+// reaches the log, it is refused everywhere with ErrRulesChanged, through
+// forwarding too, and nothing is applied.
+func TestPrejudgedWritesApplyAlike(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
 	leader := c.waitLeader()
 	propose(t, leader, fsm.Command{Kind: fsm.CmdSetRules, Body: []byte(`{"rules": {"users": {"$uid": {".write": "auth.uid == $uid", ".read": true}}}}`)})
-	write := func(n *Node, uid, body string) byte {
-		t.Helper()
-		cmd := set("/users/"+uid, body)
-		cmd.As = &fsm.Access{Auth: map[string]any{"uid": uid}}
+	f := c.follower(leader)
+	for _, n := range []*Node{f, leader} {
+		cmd := set("/users/bob", `{"via":"`+string(n.id)+`"}`)
+		cmd.As = &fsm.Access{Auth: map[string]any{"uid": "bob"}}
 		// As the HTTP layer does: a refusal is confirmed on a fresh state.
 		err := n.Judge(context.Background(), &cmd, false)
 		if errors.Is(err, fsm.ErrPermissionDenied) {
@@ -306,32 +276,12 @@ func TestPrejudgedWritesWaitForEveryMember(t *testing.T) {
 			t.Fatalf("judge on %s: %v, prejudged %v", n.id, err, cmd.Prejudged)
 		}
 		propose(t, n, cmd)
-		return lastEntryFormat(t, c.waitLeader())
-	}
-	for _, n := range c.live() {
-		if f := write(n, "alice", `{"via":"`+string(n.id)+`"}`); f != 4 {
-			t.Fatalf("with a member before format 5, a write via %s went in format %d", n.id, f)
-		}
-	}
-	replace(c, 2, thisBuild())
-	leader = c.waitLeader()
-	f := c.follower(leader)
-	waitFor(t, "prejudged writes allowed on "+string(f.id), 10*time.Second, func() bool {
-		return f.CanPropose(fsm.CmdAsPrejudged) == nil && leader.CanPropose(fsm.CmdAsPrejudged) == nil
-	})
-	for _, n := range []*Node{f, leader} {
-		if got := write(n, "bob", `{"via":"`+string(n.id)+`"}`); got != 5 {
-			t.Fatalf("every member upgraded, a write via %s went in format %d", n.id, got)
-		}
 		for _, m := range c.live() {
 			if got, want := readJSON(t, m, "/users/bob", true), `{"via":"`+string(n.id)+`"}`; got != want {
 				t.Fatalf("%s: /users/bob = %s, want %s", m.id, got, want)
 			}
 		}
 	}
-	// Judged, then the rules change before the write reaches the log:
-	// refused everywhere with ErrRulesChanged, through forwarding too,
-	// and nothing applied.
 	stale := set("/users/bob", `{"stale":true}`)
 	stale.As = &fsm.Access{Auth: map[string]any{"uid": "bob"}}
 	if err := f.Judge(context.Background(), &stale, false); err != nil || !stale.Prejudged {
@@ -353,9 +303,7 @@ func TestPrejudgedWritesWaitForEveryMember(t *testing.T) {
 }
 
 // TestSilentAnswers: a print=silent write's answer has its ETag and no
-// body, from the leader and through a follower alike; a follower whose
-// leader runs a release before opProposeAnswer2 asks again with
-// opProposeAnswer and gets the whole answer.
+// body, from the leader and through a follower alike.
 func TestSilentAnswers(t *testing.T) {
 	c := newTestCluster(t, 3, nil)
 	leader := c.waitLeader()
@@ -365,24 +313,5 @@ func TestSilentAnswers(t *testing.T) {
 		if string(loud.Body) != `{"a":1}` || len(quiet.Body) != 0 || quiet.ETag != loud.ETag || quiet.ETag == "" {
 			t.Fatalf("via %s: answered %q %s, silently %q %s", n.id, loud.Body, loud.ETag, quiet.Body, quiet.ETag)
 		}
-	}
-
-	before := thisBuild()
-	before.silentAnswers = false
-	old := replace(c, 2, before)
-	waitFor(t, "leadership on the old member", 10*time.Second, func() bool {
-		if leader = c.waitLeader(); leader == old {
-			return true
-		}
-		_ = leader.raft.LeadershipTransferToServer(old.id, c.addr(2)).Error() // retried
-		return false
-	})
-	f := c.follower(leader)
-	a := proposeWith(t, f, set("/silent", `{"b":2}`), fsm.AnswerOptions{Silent: true})
-	if string(a.Body) != `{"b":2}` || a.ETag == "" {
-		t.Fatalf("via %s to a leader without opProposeAnswer2: %q %s", f.id, a.Body, a.ETag)
-	}
-	if got := readJSON(t, f, "/silent", true); got != `{"b":2}` {
-		t.Fatalf("/silent = %s", got)
 	}
 }

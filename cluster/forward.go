@@ -46,50 +46,18 @@ func (n *Node) route(ctx context.Context, op string) (target, error) {
 // leader's did (a failed if-match with the leader's rendered 412). errRetry
 // means the leader certainly did not apply it (it no longer leads, or
 // could not be reached): route again.
-func (n *Node) forwardPropose(ctx context.Context, t target, kind fsm.CommandKind, o fsm.AnswerOptions, data []byte) (fsm.Answer, error) {
-	op := opProposeAnswer
-	if o.Silent {
-		op = opProposeAnswer2
-	}
+func (n *Node) forwardPropose(ctx context.Context, t target, o fsm.AnswerOptions, data []byte) (fsm.Answer, error) {
 	payload := make([]byte, 0, 1+len(data))
 	payload = append(append(payload, encodeAnswerOptions(o)), data...)
-	reply, err := n.roundTrip(ctx, t, op, payload)
+	reply, err := n.roundTrip(ctx, t, opPropose, payload)
 	if err != nil {
 		return fsm.Answer{}, err
 	}
 	r, err := decodeReply(reply)
-	if isUnknownOp(err) && op == opProposeAnswer2 {
-		// A leader of an older release, which renders every body.
-		o.Silent = false
-		return n.forwardPropose(ctx, t, kind, o, data)
-	}
-	if isUnknownOp(err) {
-		// A leader of an older release: it answers with a Result, which
-		// this node renders (the one case where a value crosses twice).
-		return n.forwardProposeLegacy(ctx, t, kind, o, data)
-	}
 	if err != nil {
 		return fsm.Answer{}, forwardError(t, err)
 	}
 	return decodeAnswer(r)
-}
-
-// forwardProposeLegacy is forwardPropose to a leader that predates
-// opProposeAnswer (a rolling upgrade in progress).
-func (n *Node) forwardProposeLegacy(ctx context.Context, t target, kind fsm.CommandKind, o fsm.AnswerOptions, data []byte) (fsm.Answer, error) {
-	reply, err := n.roundTrip(ctx, t, opPropose, data)
-	if err != nil {
-		return fsm.Answer{}, err
-	}
-	r, err := decodeReply(reply)
-	if err != nil {
-		return answerFor(kind, fsm.Result{}, forwardError(t, err), o)
-	}
-	res, err := decodeResult(r)
-	if err != nil {
-		return fsm.Answer{}, err
-	}
-	return renderAnswer(kind, res, o), nil
 }
 
 // roundTrip sends one forwarded write and classifies transport failures:
@@ -163,18 +131,11 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.WriteTimeout)
 	defer cancel()
 	switch op {
-	case opProposeAnswer, opProposeAnswer2:
-		known := answerKnown
-		if op == opProposeAnswer2 {
-			known = answerKnown2
-		}
-		if n.formats.entry < answerRPCFormat || (op == opProposeAnswer2 && !n.formats.silentAnswers) {
-			return unknownOp(op) // as the releases before them (tests model them)
-		}
+	case opPropose:
 		if len(payload) == 0 {
 			return encodeError(fmt.Errorf("forwarded write: empty: %w", tree.ErrInvalidData))
 		}
-		o, err := decodeAnswerOptions(payload[0], known)
+		o, err := decodeAnswerOptions(payload[0])
 		if err != nil {
 			return encodeError(err)
 		}
@@ -189,16 +150,6 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 			return encodeError(err)
 		}
 		return encodeAnswer(a)
-	case opPropose: // from a member of an older release
-		kind, err := fsm.EntryKind(payload)
-		if err != nil {
-			return encodeError(fmt.Errorf("forwarded command: %w", err))
-		}
-		res, err := n.leaderApply(ctx, kind, payload)
-		if err != nil {
-			return encodeError(err)
-		}
-		return encodeResult(res)
 	case opReadIndex:
 		if err := n.leading(); err != nil {
 			return encodeError(err)
@@ -226,10 +177,6 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 	}
 }
 
-// answerRPCFormat is the entry format that came with opProposeAnswer: a
-// build applying less is an older release, which does not know the op.
-const answerRPCFormat = 2
-
 // unknownOp is the answer to an RPC this build does not know.
 func unknownOp(op rpcOp) []byte {
 	return encodeError(tree.Public(tree.ErrBadRequest, fmt.Sprintf("%s %d (a newer member?)", msgUnknownOp, op)))
@@ -253,15 +200,7 @@ func (n *Node) leaderApply(ctx context.Context, kind fsm.CommandKind, data []byt
 	if err := n.leading(); err != nil {
 		return fsm.Result{}, err
 	}
-	format, err := n.clusterFormat()
-	if err != nil {
-		return fsm.Result{}, err
-	}
-	if !n.allows(kind, format) {
-		err := n.CanPropose(kind) // the refusal, with its reason
-		if err == nil {
-			err = fmt.Errorf("propose: the members' formats changed meanwhile: %w", fsm.ErrNotReady)
-		}
+	if err := n.CanPropose(kind); err != nil {
 		return fsm.Result{}, err
 	}
 	return n.applyLocal(ctx, data)

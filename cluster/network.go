@@ -28,14 +28,18 @@ type network interface {
 	Serve(h rpcHandler)
 }
 
-// rpcOp names an RPC. Numbers are part of the wire format: never reuse one.
+// rpcOp names an RPC. Numbers are part of the wire format: never reuse
+// one. A leader answers an op it does not know (a newer member's) with an
+// "unknown cluster RPC" error (msgUnknownOp): a release adding an op
+// recognises it and falls back to what the older leader serves.
 type rpcOp uint8
 
 // The RPCs a follower sends to the leader.
 const (
-	// opPropose: payload is an encoded fsm.Command; the answer is the
-	// leader's fsm.Result or error (see rpc.go). Superseded by
-	// opProposeAnswer; kept for members of older releases.
+	// opPropose: payload is the answer options (one byte, rpc.go) and an
+	// encoded fsm.Command; the answer is the client's answer as the leader
+	// rendered it (body, ETag, index) or an error, a 412's rendered body
+	// included (see rpc.go). The follower relays it untouched.
 	opPropose rpcOp = 1
 	// opReadIndex: no payload; the answer is a commit index confirmed by
 	// a quorum (the leader's half of the read barrier).
@@ -45,20 +49,8 @@ const (
 	opRemoveServer rpcOp = 3
 	// opCommitNudge: no payload; the leader appends a barrier entry so
 	// that its followers learn its commit index now (see nudgeCommit in
-	// read.go). An older leader answers it with an "unknown cluster RPC"
-	// error, which only means no nudge.
+	// read.go).
 	opCommitNudge rpcOp = 4
-	// opProposeAnswer: payload is the answer options (one byte) and an
-	// encoded fsm.Command; the answer is the client's answer as the leader
-	// rendered it (body, ETag, index) or an error, a 412's rendered body
-	// included (see rpc.go). The follower relays it untouched.
-	opProposeAnswer rpcOp = 5
-	// opProposeAnswer2 is opProposeAnswer whose options may also ask for
-	// no body (answerSilent: print=silent). Releases before it answer
-	// "unknown op" (the leader of an older release would refuse the bit in
-	// opProposeAnswer with a 400): the follower then asks again with
-	// opProposeAnswer, and renders nothing of the body it gets.
-	opProposeAnswer2 rpcOp = 6
 )
 
 // rpcHandler answers one RPC. ctx carries the caller's remaining time.

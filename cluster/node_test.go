@@ -36,11 +36,11 @@ func TestProposeAndRead(t *testing.T) {
 	if string(res.Body) != `{"a":1}` || res.Index == 0 || res.ETag == "" {
 		t.Fatalf("set result = %s index %d etag %q", res.Body, res.Index, res.ETag)
 	}
-	res = propose(t, n, fsm.Command{Kind: fsm.CmdUpdate, Path: mustPath("/x"), Body: []byte(`{"b":2,"c/d":"e"}`)})
+	res = propose(t, n, update("/x", `{"b":2,"c/d":"e"}`))
 	if string(res.Body) != `{"b":2,"c/d":"e"}` {
-		t.Fatalf("update echo (JSON text entry) = %s", res.Body)
+		t.Fatalf("update echo = %s", res.Body)
 	}
-	push := fsm.Command{Kind: fsm.CmdPush, Path: mustPath("/list"), Body: []byte(`{"n":1}`), Now: time.Now().UnixMilli()}
+	push := pushed("/list", `{"n":1}`)
 	copy(push.Rand[:], []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	res = propose(t, n, push)
 	name := pushName(t, res)
@@ -92,9 +92,14 @@ func TestProposeIfMatch(t *testing.T) {
 func TestFSMErrorsPassThrough(t *testing.T) {
 	n, _ := startNode(t, testConfig(t, t.TempDir()))
 	waitReady(t, n)
-	_, err := n.Propose(context.Background(), set("/bad", `{"a":`), fsm.AnswerOptions{})
+	propose(t, n, set("/p", `"v"`))
+	_, err := n.Propose(context.Background(), set("/p/.priority", `true`), fsm.AnswerOptions{})
 	if !errors.Is(err, tree.ErrInvalidData) {
-		t.Fatalf("invalid body: err = %v, want ErrInvalidData", err)
+		t.Fatalf("invalid priority: err = %v, want ErrInvalidData", err)
+	}
+	unparsed := fsm.Command{Kind: fsm.CmdSet, Path: mustPath("/p"), Body: []byte(`{"a":`)}
+	if _, err := n.Propose(context.Background(), unparsed, fsm.AnswerOptions{}); !errors.Is(err, errUnparsed) {
+		t.Fatalf("a write whose body was not parsed: err = %v, want errUnparsed", err)
 	}
 	big := set("/big", `"`+strings.Repeat("x", 1000)+`"`)
 	big.WriteLimit = 10

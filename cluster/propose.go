@@ -14,9 +14,8 @@ import (
 // Propose replicates c as one log entry and returns the client's answer,
 // rendered with o by the leader from what its FSM answered. On a follower
 // the entry is forwarded to the leader over the cluster port and the
-// leader's answer is returned byte for byte. A parsed command (c.Parsed)
-// enters the log with its body in binary form once every member applies
-// that format, else as JSON text. The FSM's own errors (bad data, too
+// leader's answer is returned byte for byte. A write's body (c.Parsed)
+// enters the log in binary form. The FSM's own errors (bad data, too
 // large) are returned untouched; a failed if-match is a
 // *fsm.PreconditionError with the 412 rendered. A kind some member cannot
 // apply yet is refused with fsm.ErrNotReady (CanPropose). Raft trouble is
@@ -29,38 +28,19 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 	if n.closing.Load() {
 		return fsm.Answer{}, shuttingDown("propose")
 	}
-	// Checked here too, not only by the leader: an older leader could not
-	// even decode a newer kind, and would answer with an internal error
-	// instead of "not ready".
-	if err := n.CanPropose(c.Kind); err != nil {
-		return fsm.Answer{}, err
-	}
-	// The members' formats are looked up once: each lookup asks Raft for
-	// its configuration, which is not free on a hot path, and a judged
-	// write needs them twice.
-	format, err := n.clusterFormat()
-	if c.As != nil && (err != nil || !n.allows(fsm.CmdAs, format)) {
-		// A judged write is a CmdAs entry, which older releases cannot
-		// apply: refused, with the reason, until every member can.
-		if err := n.CanPropose(fsm.CmdAs); err != nil {
-			return fsm.Answer{}, err
-		}
-	}
-	if err != nil {
-		format = baseEntryFormat // the leader decides again; what every release applies is safe
-	}
-	if c.Prejudged && !n.allows(fsm.CmdAsPrejudged, format) {
-		c.Prejudged = false // a plain CmdAs: every replica judges it
+	if !c.Parsed && len(c.Body) > 0 && (c.Kind == fsm.CmdSet || c.Kind == fsm.CmdUpdate || c.Kind == fsm.CmdPush) {
+		return fsm.Answer{}, fmt.Errorf("propose: %w", errUnparsed)
 	}
 	if err := checkWrite(&c); err != nil {
 		n.tooLarge.Add(1)
 		return fsm.Answer{}, err
 	}
-	var data []byte
-	if c.Parsed && n.allows(c.Kind.ParsedKind(), format) {
-		data = c.EncodeParsed()
-	} else {
-		data = c.Encode()
+	data := c.Encode()
+	// Checked here too, not only by the leader: an older leader could not
+	// even decode a newer kind, and would answer with an internal error
+	// instead of "not ready".
+	if err := n.canProposeEntry(&c, data); err != nil {
+		return fsm.Answer{}, err
 	}
 	if err := checkWriteBytes(len(data)); err != nil {
 		n.tooLarge.Add(1)
@@ -82,7 +62,7 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 			a, err = answerFor(c.Kind, res, err, o)
 			observeStage(proposeLocalSeconds, start)
 		} else {
-			a, err = n.forwardPropose(ctx, t, c.Kind, o, data)
+			a, err = n.forwardPropose(ctx, t, o, data)
 			observeStage(forwardSeconds, start)
 		}
 		if !errors.Is(err, errRetry) {
@@ -95,6 +75,23 @@ func (n *Node) Propose(ctx context.Context, c fsm.Command, o fsm.AnswerOptions) 
 			return fsm.Answer{}, deadlineError("propose", "leadership changing", fsm.ErrNoLeader, err)
 		}
 	}
+}
+
+// errUnparsed is a write proposed with its body not parsed: its entry
+// carries Value or Fields, never the JSON text, so it would write
+// nothing of the body. A caller's bug, answered 500.
+var errUnparsed = errors.New("a write's body must be parsed before it is proposed")
+
+// canProposeEntry is CanPropose for each kind the entry data of c holds:
+// the wrapper's (CmdAs…) and the command's own.
+func (n *Node) canProposeEntry(c *fsm.Command, data []byte) error {
+	if err := n.CanPropose(c.Kind); err != nil {
+		return err
+	}
+	if outer, err := fsm.EntryKind(data); err == nil && outer != c.Kind {
+		return n.CanPropose(outer)
+	}
+	return nil
 }
 
 // applyLocal appends data to the log on this node, the leader, and waits

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
@@ -12,13 +11,11 @@ import (
 
 // Reply kinds: the first byte of every RPC answer.
 const (
-	// replyOK is followed by the op's answer (a Result, an index, nothing).
+	// replyOK is followed by the op's answer (an Answer, an index, nothing).
 	replyOK byte = 0
 	// replyError is followed by fsm.Code(err) and the error's message, so
 	// the caller rebuilds an error that matches the same sentinel, then
 	// by replyOutcomeUnknown when the error is fsm.ErrOutcomeUnknown too.
-	// Releases before that mark ignore the byte, and a reply without it
-	// reads as before: it needs no format of its own.
 	replyError byte = 1
 	// replyPrecondition is a failed if-match, followed by the current
 	// value: the follower's 412 shows it exactly as the leader saw it.
@@ -26,7 +23,7 @@ const (
 	// replyRetry means the request was not acted on (the peer does not
 	// lead, or is stopping): ask whoever leads next.
 	replyRetry byte = 3
-	// replyPreconditionRendered is opProposeAnswer's failed if-match,
+	// replyPreconditionRendered is opPropose's failed if-match,
 	// followed by the 412's ETag and body as the leader rendered them.
 	replyPreconditionRendered byte = 4
 )
@@ -42,15 +39,13 @@ type markedUnknown struct{ err error }
 func (e markedUnknown) Error() string   { return e.err.Error() }
 func (e markedUnknown) Unwrap() []error { return []error{e.err, fsm.ErrOutcomeUnknown} }
 
-// Answer option bits of opProposeAnswer's first payload byte, and of
-// opProposeAnswer2's, which may also carry answerSilent.
+// Answer option bits of opPropose's first payload byte.
 const (
 	answerPretty byte = 1 << iota
 	answerDelete
 	answerExport
 	answerSilent
-	answerKnown  = answerPretty | answerDelete | answerExport
-	answerKnown2 = answerKnown | answerSilent
+	answerKnown = answerPretty | answerDelete | answerExport | answerSilent
 )
 
 func encodeAnswerOptions(o fsm.AnswerOptions) byte {
@@ -70,16 +65,16 @@ func encodeAnswerOptions(o fsm.AnswerOptions) byte {
 	return b
 }
 
-// decodeAnswerOptions refuses bits other than known: a newer member
+// decodeAnswerOptions refuses bits other than answerKnown: a newer member
 // asking for an answer this leader cannot render.
-func decodeAnswerOptions(b, known byte) (fsm.AnswerOptions, error) {
-	if b&^known != 0 {
+func decodeAnswerOptions(b byte) (fsm.AnswerOptions, error) {
+	if b&^answerKnown != 0 {
 		return fsm.AnswerOptions{}, tree.Public(tree.ErrBadRequest, fmt.Sprintf("unknown cluster RPC answer options %#x (a newer member?)", b))
 	}
 	return fsm.AnswerOptions{Pretty: b&answerPretty != 0, Delete: b&answerDelete != 0, Export: b&answerExport != 0, Silent: b&answerSilent != 0}, nil
 }
 
-// encodeAnswer is the reply of a successful opProposeAnswer.
+// encodeAnswer is the reply of a successful opPropose.
 func encodeAnswer(a fsm.Answer) []byte {
 	b := make([]byte, 0, 16+len(a.ETag)+len(a.Body))
 	b = append(b, replyOK)
@@ -100,13 +95,6 @@ func decodeAnswer(r *replyReader) (fsm.Answer, error) {
 
 // msgUnknownOp starts the error a leader answers to an RPC it does not know.
 const msgUnknownOp = "unknown cluster RPC"
-
-// isUnknownOp reports whether err is a peer's answer to an RPC op it
-// does not know (a member of an older release); it acted on nothing.
-func isUnknownOp(err error) bool {
-	var pub *tree.PublicError
-	return errors.As(err, &pub) && errors.Is(err, tree.ErrBadRequest) && strings.HasPrefix(pub.Message, msgUnknownOp)
-}
 
 // nodeDepth bounds the nesting of values decoded from a peer. Stored values
 // are at most fsm.MaxDepth deep; priorities add a level each.
@@ -142,28 +130,6 @@ func encodeError(err error) []byte {
 		}
 		return b
 	}
-}
-
-// encodeResult is the reply of a successful opPropose.
-func encodeResult(r fsm.Result) []byte {
-	b := []byte{replyOK}
-	b = appendNode(b, r.Value)
-	if r.Fields == nil {
-		b = append(b, 0)
-	} else {
-		b = append(b, 1)
-		b = binary.AppendUvarint(b, uint64(len(r.Fields)))
-		for _, f := range r.Fields {
-			b = binary.AppendUvarint(b, uint64(len(f.Path)))
-			for _, k := range f.Path {
-				b = appendString(b, k)
-			}
-			b = appendNode(b, f.Value)
-		}
-	}
-	b = appendString(b, r.Name)
-	b = appendString(b, r.ETag)
-	return binary.AppendUvarint(b, r.Index)
 }
 
 // encodeIndex is the reply of a successful opReadIndex.
@@ -209,40 +175,6 @@ func decodeReply(b []byte) (*replyReader, error) {
 		return nil, fmt.Errorf("%s: %w", msg, errRetry)
 	}
 	return nil, fmt.Errorf("%w: reply kind %d", errMalformed, b[0])
-}
-
-// decodeResult reads encodeResult's answer (an older leader's reply to
-// opPropose). A PATCH's echo object has its field paths as keys, which
-// are not valid keys: only Fields is read for it, never that object.
-func decodeResult(r *replyReader) (fsm.Result, error) {
-	var res fsm.Result
-	var value []byte
-	if r.byte() == 1 {
-		value = r.bytes()
-	}
-	if r.byte() == 1 {
-		n := r.count()
-		res.Fields = make([]tree.Field, 0, n)
-		for range n {
-			segs := r.count()
-			p := make(tree.Path, 0, segs)
-			for range segs {
-				p = append(p, r.string())
-			}
-			res.Fields = append(res.Fields, tree.Field{Path: p, Value: r.node()})
-		}
-	}
-	if value != nil && res.Fields == nil && r.err == nil {
-		v, err := tree.ParseBody(value, nodeDepth)
-		if err != nil {
-			r.fail("value: " + err.Error())
-		}
-		res.Value = v
-	}
-	res.Name = r.string()
-	res.ETag = r.string()
-	res.Index = r.uvarint()
-	return res, r.done()
 }
 
 // appendString writes a length-prefixed string.

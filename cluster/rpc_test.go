@@ -9,35 +9,31 @@ import (
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-func TestRPCResultRoundTrip(t *testing.T) {
-	val, err := tree.ParseBody([]byte(`{"a":[1,2.5,"x"],"b":{".value":true,".priority":3},"c":5.0}`), tree.MaxDepth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, res := range []fsm.Result{
+func TestRPCAnswerRoundTrip(t *testing.T) {
+	for _, a := range []fsm.Answer{
 		{},
-		{Value: val, ETag: val.ETag(), Index: 1 << 40},
-		{Value: tree.String("s"), Name: "-Nabcdefghijklmnopqr", Index: 3},
-		{Fields: []tree.Field{{Path: mustPath("/a/b"), Value: tree.Int(1)}, {Path: mustPath("/c")}}, Index: 9},
-		{Fields: []tree.Field{}},
+		{Body: []byte(`{"a":1}`), ETag: `"abc"`, Index: 1 << 40},
+		{ETag: "null_etag", Index: 3},
 	} {
-		r, err := decodeReply(encodeResult(res))
+		r, err := decodeReply(encodeAnswer(a))
 		if err != nil {
 			t.Fatalf("decodeReply: %v", err)
 		}
-		got, err := decodeResult(r)
+		got, err := decodeAnswer(r)
 		if err != nil {
-			t.Fatalf("decodeResult: %v", err)
+			t.Fatalf("decodeAnswer: %v", err)
 		}
-		if !got.Value.Equal(res.Value) || got.Value.ETag() != res.Value.ETag() || got.Name != res.Name ||
-			got.ETag != res.ETag || got.Index != res.Index || (got.Fields == nil) != (res.Fields == nil) || len(got.Fields) != len(res.Fields) {
-			t.Fatalf("round trip of %+v gave %+v", res, got)
+		if string(got.Body) != string(a.Body) || got.ETag != a.ETag || got.Index != a.Index {
+			t.Fatalf("round trip of %+v gave %+v", a, got)
 		}
-		for i := range res.Fields {
-			if got.Fields[i].Path.String() != res.Fields[i].Path.String() || !got.Fields[i].Value.Equal(res.Fields[i].Value) {
-				t.Errorf("field %d: %+v, want %+v", i, got.Fields[i], res.Fields[i])
-			}
+	}
+	for _, o := range []fsm.AnswerOptions{{}, {Pretty: true, Export: true}, {Delete: true, Silent: true}} {
+		if got, err := decodeAnswerOptions(encodeAnswerOptions(o)); err != nil || got != o {
+			t.Errorf("answer options %+v came back as %+v, %v", o, got, err)
 		}
+	}
+	if _, err := decodeAnswerOptions(1 << 7); !errors.Is(err, tree.ErrBadRequest) {
+		t.Errorf("unknown answer option bit: %v", err)
 	}
 }
 
@@ -74,11 +70,11 @@ func TestRPCErrorRoundTrip(t *testing.T) {
 }
 
 func TestRPCMalformedReplies(t *testing.T) {
-	good := encodeResult(fsm.Result{Value: tree.String("x"), Fields: []tree.Field{{Path: mustPath("/a")}}, Name: "n", Index: 7})
+	good := encodeAnswer(fsm.Answer{Body: []byte(`"x"`), ETag: "e", Index: 7})
 	for i := range len(good) {
 		r, err := decodeReply(good[:i])
 		if err == nil {
-			_, err = decodeResult(r)
+			_, err = decodeAnswer(r)
 		}
 		if !errors.Is(err, errMalformed) {
 			t.Errorf("truncated to %d bytes: %v, want errMalformed", i, err)
@@ -87,7 +83,7 @@ func TestRPCMalformedReplies(t *testing.T) {
 	for _, b := range [][]byte{{9}, {replyOK, 1, 0xff, 0xff, 0xff, 0xff, 0x0f}, {replyError}, {replyPrecondition, 1, 3, 'x', 'y', 'z'}} {
 		r, err := decodeReply(b)
 		if err == nil {
-			_, err = decodeResult(r)
+			_, err = decodeAnswer(r)
 		}
 		if !errors.Is(err, errMalformed) {
 			t.Errorf("%v: %v, want errMalformed", b, err)

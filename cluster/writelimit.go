@@ -60,13 +60,9 @@ func checkWrite(c *fsm.Command) error {
 // writeNodes is the number of nodes c creates or changes: every node of
 // its value, and the nodes on its path, whose digests change; for a
 // PATCH, each field's value (a deleted one counts one) and the objects
-// its path makes on the way. A command whose body is JSON text (an older
-// member's format) counts its path alone: maxEntryBytes bounds it.
+// its path makes on the way.
 func writeNodes(c *fsm.Command) int {
 	n := len(c.Path)
-	if !c.Parsed {
-		return n
-	}
 	if c.Kind == fsm.CmdUpdate {
 		for _, f := range c.Fields {
 			n += len(f.Path) - 1 + max(1, nodesIn(f.Value))

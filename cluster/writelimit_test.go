@@ -27,7 +27,7 @@ func TestWriteNodes(t *testing.T) {
 		{set("/a", `{"x":1,"y":{"z":"s","w":[1,2]}}`), 1 + 1 + 1 + 1 + 1 + 1 + 2},
 		{update("/a", `{"x/y":1,"z":{"k":true},"gone":null}`), 1 + (1 + 1) + 2 + 1},
 		{fsm.Command{Kind: fsm.CmdPush, Path: mustPath("/log"), Parsed: true, Value: tree.String("x")}, 2},
-		{fsm.Command{Kind: fsm.CmdSet, Path: mustPath("/t"), Body: []byte(`{"a":1,"b":2}`)}, 1}, // JSON text: its path
+		{fsm.Command{Kind: fsm.CmdSetRules, Body: []byte(`{"rules":{}}`)}, 0}, // no path, no value
 	} {
 		if got := writeNodes(&tc.c); got != tc.want {
 			t.Errorf("writeNodes(%v %s) = %d, want %d", tc.c.Kind, tc.c.Path, got, tc.want)
@@ -82,10 +82,9 @@ func TestWriteOverTheLimitsIsRefused(t *testing.T) {
 			t.Fatalf("a value over its write size limit via %s: %v", n.id, err)
 		}
 	}
-	legacy := tooBig
-	legacy.Parsed = false
+	payload := append([]byte{encodeAnswerOptions(fsm.AnswerOptions{})}, tooBig.Encode()...)
 	waitFor(t, "the leader to refuse a forwarded entry over the limit", 10*time.Second, func() bool {
-		_, err := decodeReply(c.waitLeader().handleRPC(context.Background(), opPropose, legacy.Encode()))
+		_, err := decodeReply(c.waitLeader().handleRPC(context.Background(), opPropose, payload))
 		if errors.Is(err, errRetry) {
 			return false // leadership moved under the race detector's load: ask the new leader
 		}

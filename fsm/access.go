@@ -43,7 +43,7 @@ const CmdSetRules CommandKind = 8
 // entry whole.
 const CmdAs CommandKind = 9
 
-// CmdAsPrejudged (entry format 5) is a CmdAs whose write the node that
+// CmdAsPrejudged is a CmdAs whose write the node that
 // took it judged allowed whatever the stored data, under the rules of the
 // version the entry names in place of the auth (Command.Prejudged). Apply
 // applies it only if those rules are still in force at its place in the
@@ -245,12 +245,12 @@ func judgePrecondition(s *state, c *Command, perr error) error {
 	return perr
 }
 
-// AnswerKind is the plain kind whose answer an encoded entry gets: the
-// wrapped command's for a CmdAs, the entry's own otherwise.
+// AnswerKind is the kind whose answer an encoded entry gets: the wrapped
+// command's for a CmdAs, the entry's own otherwise.
 func AnswerKind(b []byte) CommandKind {
 	k, err := EntryKind(b)
 	if err != nil || (k != CmdAs && k != CmdAsPrejudged) {
-		return k.PlainKind()
+		return k
 	}
 	_, _, _, rest, err := asParts(b)
 	if err != nil {
@@ -260,5 +260,5 @@ func AnswerKind(b []byte) CommandKind {
 	if err != nil {
 		return k
 	}
-	return inner.PlainKind()
+	return inner
 }

@@ -66,9 +66,13 @@ func TestJudgedWrites(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.c.As = tt.as
+			var err error
+			if tt.c, err = parseCommand(tt.c); err != nil {
+				t.Fatal(err)
+			}
 			before := f.Root()
 			judged := f.Judge(&tt.c)
-			_, err := f.apply(tt.c)
+			_, err = f.apply(tt.c)
 			if tt.allowed {
 				if err != nil || judged != nil {
 					t.Fatalf("apply: %v, judge: %v; want allowed", err, judged)
@@ -145,14 +149,18 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 	if _, err := f.apply(cmd(t, CmdSet, "/a", "1")); err != nil {
 		t.Fatal(err)
 	}
-	// Without rules the snapshot keeps format 1, which older releases read.
+	// Without rules the snapshot restores the default rules (none set).
 	var buf bytes.Buffer
 	sn, _ := f.Snapshot()
 	if err := sn.Persist(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if v := buf.Bytes()[len(snapshotMagic)]; v != 1 {
-		t.Fatalf("snapshot without rules has version %d", v)
+	if v := buf.Bytes()[len(snapshotMagic)]; v != SnapshotVersion {
+		t.Fatalf("snapshot has version %d", v)
+	}
+	d := New()
+	if err := d.Restore(&buf); err != nil || d.cur.Load().rules != nil {
+		t.Fatalf("restored a snapshot without rules: rules %+v, %v", d.cur.Load().rules, err)
 	}
 	setRules(t, f, userRules)
 	buf.Reset()
@@ -173,13 +181,13 @@ func TestRulesSurviveSnapshot(t *testing.T) {
 	}
 }
 
-// A judged entry is refused by a release without CmdAs rather than
-// applied unjudged, and its answer is rendered as the wrapped command's.
+// A judged entry is a CmdAs wrapping the command, and its answer is
+// rendered as the wrapped command's.
 func TestJudgedEntryFormat(t *testing.T) {
 	c := cmd(t, CmdPush, "/users/alice/posts", `"hi"`)
 	c.As = as("alice")
-	data := c.Encode()
-	if data[0] != 4 || CommandKind(data[1]) != CmdAs {
+	data := mustEncode(c)
+	if int(data[0]) != CmdAs.EntryFormat() || CommandKind(data[1]) != CmdAs {
 		t.Fatalf("judged entry header %v", data[:2])
 	}
 	if k := AnswerKind(data); k != CmdPush {

@@ -67,32 +67,7 @@ func (s *state) clone() *state { c := *s; return &c }
 
 // write is what the tree needs of c to write its value.
 func (c *Command) write() tree.Write {
-	return tree.Write{Path: c.Path, Now: c.Now, WriteLimit: c.WriteLimit, CheckIncrements: c.Parsed}
-}
-
-// bodyValue is a Set's or Push's value: parsed already (entry format 2),
-// or parsed now from the JSON text with depth levels allowed (format 1;
-// nil or "null" is null).
-func (c *Command) bodyValue(depth int) (*tree.Node, error) {
-	if c.Parsed {
-		return c.Value, nil
-	}
-	if len(c.Body) == 0 {
-		return nil, nil
-	}
-	return tree.ParseBody(c.Body, depth)
-}
-
-// bodyFields is an Update's fields, parsed already or parsed now; nil
-// for a null body.
-func (c *Command) bodyFields() ([]tree.Field, error) {
-	if c.Parsed {
-		return c.Fields, nil
-	}
-	if len(c.Body) == 0 || string(c.Body) == "null" {
-		return nil, nil
-	}
-	return tree.ParseUpdate(c.Body, tree.MaxDepth-len(c.Path))
+	return tree.Write{Path: c.Path, Now: c.Now, WriteLimit: c.WriteLimit, CheckIncrements: true}
 }
 
 func checkIfMatch(root *tree.Node, c *Command) error {
@@ -107,10 +82,7 @@ func checkIfMatch(root *tree.Node, c *Command) error {
 }
 
 func applySet(s *state, c *Command) (Result, []Event, error) {
-	v, err := c.bodyValue(tree.MaxDepth - len(c.Path.NodePath()))
-	if err != nil {
-		return Result{}, nil, err
-	}
+	v := c.Value
 	if err := checkIfMatch(s.root, c); err != nil {
 		return Result{}, nil, err
 	}
@@ -118,10 +90,8 @@ func applySet(s *state, c *Command) (Result, []Event, error) {
 	if c.Path.IsPriority() {
 		cur = s.root.Get(c.Path.NodePath()).Priority()
 	}
-	if c.Parsed {
-		if err := tree.CheckIncrements(v, cur); err != nil {
-			return Result{}, nil, err
-		}
+	if err := tree.CheckIncrements(v, cur); err != nil {
+		return Result{}, nil, err
 	}
 	v = tree.Resolve(v, cur, c.Now)
 	if err := tree.CheckWriteLimit(c.WriteLimit, v.Size(), cur.Size()); err != nil {
@@ -148,10 +118,7 @@ func applyUpdate(s *state, c *Command) (Result, []Event, error) {
 // updateWith applies the Update c, computing its tree with update (the
 // tests' reference passes tree.UpdateInOrder).
 func updateWith(s *state, c *Command, update func(*tree.Node, tree.Write, []tree.Field) (*tree.Node, []tree.Field, *tree.Node, error)) (Result, []Event, error) {
-	fields, err := c.bodyFields()
-	if err != nil {
-		return Result{}, nil, err
-	}
+	fields := c.Fields
 	if fields == nil {
 		set := *c
 		set.Body, set.Parsed, set.Value = nil, true, nil
@@ -176,11 +143,7 @@ func applyPush(s *state, c *Command) (Result, []Event, error) {
 	if len(c.Path)+1 > tree.MaxDepth {
 		return Result{}, nil, tree.Public(tree.ErrInvalidPath, tree.MsgPathTooLong)
 	}
-	v, err := c.bodyValue(tree.MaxDepth - len(c.Path) - 1)
-	if err != nil {
-		return Result{}, nil, err
-	}
-	v = tree.Resolve(v, nil, c.Now)
+	v := tree.Resolve(c.Value, nil, c.Now)
 	if err := tree.CheckWriteLimit(c.WriteLimit, v.Size(), 0); err != nil {
 		return Result{}, nil, err
 	}

@@ -41,7 +41,7 @@ func entries(cmds []Command) []Entry {
 			logs = append(logs, Entry{Index: idx})
 			idx++
 		}
-		logs = append(logs, Entry{Index: idx, Command: true, Data: c.Encode()})
+		logs = append(logs, Entry{Index: idx, Command: true, Data: mustEncode(c)})
 	}
 	return logs
 }
@@ -102,12 +102,12 @@ func TestApplyBatchMatchesApply(t *testing.T) {
 func TestApplyBatchStopsAtNewerEntry(t *testing.T) {
 	f := New()
 	good := Command{Kind: CmdSet, Path: tree.Path{"a"}, Body: []byte(`1`)}
-	newer := good.Encode()
+	newer := mustEncode(good)
 	newer[0] = CommandVersion + 1
 	logs := []Entry{
-		{Index: 1, Command: true, Data: good.Encode()},
+		{Index: 1, Command: true, Data: mustEncode(good)},
 		{Index: 2, Command: true, Data: newer},
-		{Index: 3, Command: true, Data: good.Encode()},
+		{Index: 3, Command: true, Data: mustEncode(good)},
 	}
 	defer func() {
 		p := recover()
@@ -131,8 +131,8 @@ func TestApplyBatchWakesWaiters(t *testing.T) {
 	go func() { done <- f.WaitApplied(t.Context(), 2) }()
 	c := Command{Kind: CmdSet, Path: tree.Path{"a"}, Body: []byte(`1`)}
 	f.ApplyBatch([]Entry{
-		{Index: 1, Command: true, Data: c.Encode()},
-		{Index: 2, Command: true, Data: c.Encode()},
+		{Index: 1, Command: true, Data: mustEncode(c)},
+		{Index: 2, Command: true, Data: mustEncode(c)},
 		{Index: 3},
 	})
 	if err := <-done; err != nil {
@@ -156,7 +156,7 @@ func benchApplyBatch(b *testing.B, size int) {
 	logs := make([]Entry, 1024)
 	for i := range logs {
 		c := Command{Kind: CmdSet, Path: tree.Path{"bench", fmt.Sprintf("k%d", i%1000)}, Body: []byte(`"` + string(bytes.Repeat([]byte("x"), 100)) + `"`)}
-		logs[i] = Entry{Command: true, Data: c.Encode()}
+		logs[i] = Entry{Command: true, Data: mustEncode(c)}
 	}
 	var index uint64
 	b.ReportAllocs()

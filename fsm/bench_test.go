@@ -36,7 +36,7 @@ func bigFSM(tb testing.TB, n int) *testFSM {
 func BenchmarkApplySetDepth5(b *testing.B) {
 	f := bigFSM(b, 10000)
 	c := Command{Kind: CmdSet, Path: tree.Path{"a", "b", "c", "d", "e"}, Body: []byte(`{"name":"x","n":1}`)}
-	data := c.Encode()
+	data := mustEncode(c)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -53,7 +53,7 @@ func BenchmarkApplyPushInto1MChildren(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		c.Now++
 		f.index++
-		f.Apply(Entry{Index: f.index, Command: true, Data: c.Encode()})
+		f.Apply(Entry{Index: f.index, Command: true, Data: mustEncode(c)})
 	}
 }
 
@@ -68,7 +68,7 @@ func BenchmarkApplyPatch100Fields(b *testing.B) {
 		fmt.Fprintf(&sb, `"u%02d/name":"n%d","u%02d/score":%d`, i, i, i, i)
 	}
 	sb.WriteByte('}')
-	data := (&Command{Kind: CmdUpdate, Path: tree.Path{"users"}, Body: []byte(sb.String())}).Encode()
+	data := mustEncode(Command{Kind: CmdUpdate, Path: tree.Path{"users"}, Body: []byte(sb.String())})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -111,7 +111,7 @@ func benchStall(b *testing.B, snapshots bool) {
 			start := time.Now()
 			mu.Lock()
 			f.index++
-			f.Apply(Entry{Index: f.index, Command: true, Data: c.Encode()})
+			f.Apply(Entry{Index: f.index, Command: true, Data: mustEncode(c)})
 			mu.Unlock()
 			if d := time.Since(start).Nanoseconds(); d > maxStall.Load() {
 				maxStall.Store(d)

@@ -148,7 +148,7 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data := cmd.EncodeParsed()
+	data := cmd.Encode()
 	b.Run("parse", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		benchCPU(b, func(int) {
@@ -158,7 +158,7 @@ func benchBigWrite(b *testing.B, bc bigWriteCase) {
 		})
 	})
 	b.Run("encode", func(b *testing.B) {
-		benchCPU(b, func(int) { _ = cmd.EncodeParsed() })
+		benchCPU(b, func(int) { _ = cmd.Encode() })
 	})
 	b.Run("decode", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))

@@ -18,53 +18,24 @@ const (
 	CmdUpdate CommandKind = 2
 	// CmdPush adds Body as a new child of Path under a generated push key (POST).
 	CmdPush CommandKind = 3
-	// CmdSetParsed, CmdUpdateParsed and CmdPushParsed (entry format 2) are
-	// CmdSet, CmdUpdate and CmdPush with the body in its parsed, binary
-	// form (wire.go) instead of JSON text: the body is parsed once, by the
-	// node that took the request, and never again. A Command read back
-	// from such an entry has the plain kind and Parsed set.
-	CmdSetParsed    CommandKind = 4
-	CmdUpdateParsed CommandKind = 5
-	CmdPushParsed   CommandKind = 6
+	// The entries of CmdSet, CmdUpdate and CmdPush carry the body in its
+	// parsed, binary form (wire.go): the body is parsed once, by the node
+	// that took the request, and never again.
 )
 
 // CommandVersion is the newest entry format this release applies. Decode
-// accepts every version up to it. No kind has format 3 any more: its
-// kind carried a piece of a large write, and a write is one entry now.
-const CommandVersion = 5
-
-// parsedKinds maps each plain kind to its parsed-body twin.
-var parsedKinds = map[CommandKind]CommandKind{CmdSet: CmdSetParsed, CmdUpdate: CmdUpdateParsed, CmdPush: CmdPushParsed}
-
-// ParsedKind is the kind an entry of k takes when its body travels
-// parsed (k itself for a kind without such a twin).
-func (k CommandKind) ParsedKind() CommandKind {
-	if p, ok := parsedKinds[k]; ok {
-		return p
-	}
-	return k
-}
-
-// PlainKind is the kind a parsed-body entry of k carries out (k itself
-// for a plain kind).
-func (k CommandKind) PlainKind() CommandKind {
-	for plain, parsed := range parsedKinds {
-		if parsed == k {
-			return plain
-		}
-	}
-	return k
-}
+// accepts every version up to it. Entry format 1 is the format of
+// release v0.1.0, the first: every kind below belongs to it.
+const CommandVersion = 1
 
 // kindFormats maps each kind to the entry format that introduced it. A
-// release adding a kind raises CommandVersion and adds the kind here with
-// the new number; existing kinds keep theirs forever, so their entries
-// stay readable by every older release of the cluster (SPEC §9).
+// release adding a kind (or changing how one is written) raises
+// CommandVersion and adds the kind here with the new number; existing
+// kinds keep theirs forever, so their entries stay readable by every
+// older release of the cluster (SPEC §9).
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
-	CmdSetParsed: 2, CmdUpdateParsed: 2, CmdPushParsed: 2,
-	CmdSetRules: 4, CmdAs: 4,
-	CmdAsPrejudged: 5,
+	CmdSetRules: 1, CmdAs: 1, CmdAsPrejudged: 1,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
@@ -88,11 +59,12 @@ type Command struct {
 	Kind CommandKind
 	Path tree.Path
 	// Body is the request body as JSON text exactly as the client sent it
-	// (already validated by the proposer); nil or "null" is a delete.
-	// Entry format 1 carries it.
+	// (already validated by the proposer). A CmdSetRules entry carries it
+	// (the rules' source); a Set's, Update's or Push's carries Value or
+	// Fields instead.
 	Body []byte
 	// Parsed says that Value (Set, Push) or Fields (Update) hold the body
-	// already parsed: Apply uses them, and EncodeParsed writes them.
+	// already parsed, as they must for Encode; a decoded write has it.
 	Parsed bool
 	// Value is a Set's or Push's parsed body (nil: delete).
 	Value *tree.Node
@@ -127,7 +99,14 @@ type Command struct {
 // newer leader's entries of old kinds stay readable by older members.
 func (c *Command) Encode() []byte {
 	buf := c.appendHeader(make([]byte, 0, 64+len(c.Body)), c.Kind)
-	buf = appendBytes(buf, c.Body)
+	switch c.Kind {
+	case CmdSet, CmdPush:
+		buf = appendWire(buf, c.Value)
+	case CmdUpdate:
+		buf = appendWireFields(buf, c.Fields)
+	default:
+		buf = appendBytes(buf, c.Body)
+	}
 	return c.wrap(c.appendTrailer(buf))
 }
 
@@ -137,21 +116,6 @@ func (c *Command) wrap(entry []byte) []byte {
 		return entry
 	}
 	return wrapAs(c, entry)
-}
-
-// EncodeParsed serialises c, which must be Parsed, as an entry of c's
-// parsed kind (entry format 2): the same layout as Encode with the body's
-// binary form in place of its JSON text. Only a cluster whose every
-// member applies format 2 may log it (cluster's CanPropose).
-func (c *Command) EncodeParsed() []byte {
-	kind := c.Kind.ParsedKind()
-	buf := c.appendHeader(make([]byte, 0, 64+len(c.Body)), kind)
-	if kind == CmdUpdateParsed {
-		buf = appendWireFields(buf, c.Fields)
-	} else {
-		buf = appendWire(buf, c.Value)
-	}
-	return c.wrap(c.appendTrailer(buf))
 }
 
 // EntryKind returns the kind of an encoded entry without decoding it.
@@ -228,11 +192,11 @@ func decodeCommand(b []byte, auths *decodedAuths) (Command, error) {
 		}
 	}
 	switch c.Kind {
-	case CmdSetParsed, CmdPushParsed:
-		c.Kind, c.Parsed = c.Kind.PlainKind(), true
+	case CmdSet, CmdPush:
+		c.Parsed = true
 		c.Value = d.wireNode(len(c.Path))
-	case CmdUpdateParsed:
-		c.Kind, c.Parsed = CmdUpdate, true
+	case CmdUpdate:
+		c.Parsed = true
 		c.Fields = d.wireFields()
 	default:
 		c.Body = d.bytes()

@@ -5,17 +5,21 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite fsm/testdata/golden (only for a NEW format version: old files must keep decoding)")
+var updateGolden = flag.Bool("update-golden", false, "write missing fsm/testdata/golden files (a NEW format's): committed files must keep decoding")
 
-// goldenCommands are one entry of every kind, as this release writes them.
-// Files written by earlier releases stay in testdata/golden forever: every
-// later release must decode and apply them (SPEC §9, rolling upgrades).
+// The golden entries are one or more entries of every kind of entry
+// format 1, the format of release v0.1.0, and the golden snapshot is a
+// snapshot of format 1. Files of a released format stay in
+// testdata/golden forever: every later release must decode and apply them
+// (SPEC §9, rolling upgrades). -update-golden writes only missing files.
+
+// goldenCommands are the writes (kinds CmdSet, CmdUpdate, CmdPush) as a
+// client sends them; their entries carry the bodies parsed.
 func goldenCommands() map[string]Command {
 	return map[string]Command{
 		"v1_set.bin": {Kind: CmdSet, Path: tree.Path{"users", "jack"}, Body: []byte(`{"name":"Jack","n":1,"at":{".sv":"timestamp"}}`),
@@ -31,47 +35,110 @@ func goldenCommands() map[string]Command {
 	}
 }
 
-// goldenOrder applies the golden entries in this order to build the golden snapshot.
+// goldenOrder applies the golden entries in this order.
 var goldenOrder = []string{"v1_set.bin", "v1_set_ifmatch.bin", "v1_delete.bin", "v1_update.bin", "v1_push.bin", "v1_priority.bin"}
 
+// goldenTree is the tree the goldenOrder entries build.
 const goldenTree = `{"log":{"-NjEtLWz0123456789Az":"hello"},"users":{".priority":7,"jack":{"at":1700000000123,"n":1,"name":"J"},"jill":{"a":{"0":1,"1":2}}}}`
 
+// goldenRules and the judged entries follow the golden writes (indexes
+// 1 to 6), so the rules are those of index 7.
+const goldenRules = `{"rules": {".read": true, "users": {"$uid": {".write": "auth.uid == $uid"}}}}`
+
+// goldenJudged are the entries of kinds CmdSetRules, CmdAs and
+// CmdAsPrejudged, applied in this order after the golden writes.
+func goldenJudged(t *testing.T) []goldenEntry {
+	jill := parsedSet(t, "/users/jill/name", `"Jill"`)
+	jill.Now, jill.As = 1700000000129, &Access{Auth: map[string]any{"uid": "jill"}}
+	jack := parsedSet(t, "/users/jack/n", `2`)
+	jack.Now, jack.As, jack.Prejudged, jack.PrejudgedRules = 1700000000130, &Access{OpenIfUnset: true}, true, 7
+	return []goldenEntry{
+		{"v1_rules.bin", Command{Kind: CmdSetRules, Body: []byte(goldenRules), Now: 1700000000128}},
+		{"v1_as.bin", jill},
+		{"v1_as_prejudged.bin", jack},
+	}
+}
+
+// goldenJudgedTree is the tree after the judged entries.
+const goldenJudgedTree = `{"log":{"-NjEtLWz0123456789Az":"hello"},"users":{".priority":7,"jack":{"at":1700000000123,"n":2,"name":"J"},"jill":{"a":{"0":1,"1":2},"name":"Jill"}}}`
+
+type goldenEntry struct {
+	name string
+	c    Command
+}
+
+// checkGolden writes the file for c if asked and missing, then checks
+// that it is c's entry as this release encodes it, decodes to a command
+// encoding the same, and returns it.
+func checkGolden(t *testing.T, e goldenEntry) []byte {
+	t.Helper()
+	file := filepath.Join("testdata", "golden", e.name)
+	if _, err := os.Stat(file); *updateGolden && os.IsNotExist(err) {
+		if err := os.WriteFile(file, e.c.Encode(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, e.c.Encode()) {
+		t.Fatalf("%s: this build encodes differently from the committed entry", e.name)
+	}
+	if data[0] != 1 {
+		t.Fatalf("%s: entry format %d, want 1", e.name, data[0])
+	}
+	got, err := DecodeCommand(data)
+	if err != nil {
+		t.Fatalf("%s: %v", e.name, err)
+	}
+	if !bytes.Equal(got.Encode(), data) {
+		t.Fatalf("%s decodes to %+v, which encodes differently", e.name, got)
+	}
+	return data
+}
+
+// TestGoldenEntriesAndSnapshot pins entry format 1 and snapshot format 1:
+// every kind's committed entries decode and build the golden trees, and
+// the committed snapshot restores the last one with its rules.
 func TestGoldenEntriesAndSnapshot(t *testing.T) {
-	dir := filepath.Join("testdata", "golden")
-	if *updateGolden {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, c := range goldenCommands() {
-			if err := os.WriteFile(filepath.Join(dir, name), c.Encode(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	want := goldenCommands()
-	f := newTestFSM()
+	kinds := map[CommandKind]bool{}
+	parsed := newTestFSM()
 	for _, name := range goldenOrder {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
+		p, ok := parsedTwin(goldenCommands()[name])
+		if !ok {
+			t.Fatalf("%s: body does not parse", name)
 		}
-		got, err := DecodeCommand(data)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if w := want[name]; !reflect.DeepEqual(got, w) {
-			t.Fatalf("%s decodes to %+v, want %+v", name, got, w)
-		}
-		if _, err := f.apply(got); err != nil && name != "v1_set_ifmatch.bin" {
-			t.Fatalf("%s: apply: %v", name, err)
+		data := checkGolden(t, goldenEntry{name, p})
+		kinds[CommandKind(data[1])] = true
+		parsed.index++
+		if r := parsed.Apply(Entry{Index: parsed.index, Command: true, Data: data}); r.Err != nil && name != "v1_set_ifmatch.bin" {
+			t.Fatalf("%s: apply: %v", name, r.Err)
 		}
 	}
-	if got := renderExport(f.Root()); got != goldenTree {
+	if got := renderExport(parsed.Root()); got != goldenTree {
 		t.Fatalf("tree after golden entries:\n got %s\nwant %s", got, goldenTree)
 	}
-	snapFile := filepath.Join(dir, "v1_snapshot.bin")
-	if *updateGolden {
-		if err := os.WriteFile(snapFile, snapshotBytes(t, f.FSM), 0o644); err != nil {
+	for _, e := range goldenJudged(t) {
+		data := checkGolden(t, e)
+		kinds[CommandKind(data[1])] = true
+		parsed.index++
+		if r := parsed.Apply(Entry{Index: parsed.index, Command: true, Data: data}); r.Err != nil {
+			t.Fatalf("%s: apply: %v", e.name, r.Err)
+		}
+	}
+	if got := renderExport(parsed.Root()); got != goldenJudgedTree {
+		t.Fatalf("tree after judged golden entries:\n got %s\nwant %s", got, goldenJudgedTree)
+	}
+	for k, f := range CommandKinds() {
+		if f == 1 && !kinds[k] {
+			t.Errorf("no golden entry of kind %d (entry format 1)", k)
+		}
+	}
+
+	snapFile := filepath.Join("testdata", "golden", "v1_snapshot.bin")
+	if _, err := os.Stat(snapFile); *updateGolden && os.IsNotExist(err) {
+		if err := os.WriteFile(snapFile, snapshotBytes(t, parsed.FSM), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,15 +146,18 @@ func TestGoldenEntriesAndSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !bytes.Equal(data, snapshotBytes(t, parsed.FSM)) {
+		t.Fatal("this build writes the golden state's snapshot differently from the committed one")
+	}
 	st, err := readSnapshot(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := renderExport(st.root); got != goldenTree {
-		t.Fatalf("golden snapshot tree:\n got %s\nwant %s", got, goldenTree)
+	if got := renderExport(st.root); got != goldenJudgedTree {
+		t.Fatalf("golden snapshot tree:\n got %s\nwant %s", got, goldenJudgedTree)
 	}
-	if st.index != uint64(len(goldenOrder)) {
-		t.Fatalf("golden snapshot index %d", st.index)
+	if st.index != parsed.index || st.rules == nil || st.rules.Index != 7 || string(st.rules.Source) != goldenRules {
+		t.Fatalf("golden snapshot index %d rules %+v", st.index, st.rules)
 	}
 }
 

@@ -13,10 +13,10 @@ import (
 // with one it must not grow with the node. BenchmarkIndexedWrite is the
 // price an index adds to a write of one child.
 
-// applyParsed applies c, which must be Parsed, as an entry of format 2.
+// applyParsed applies c, which must be Parsed, as its log entry.
 func (t *testFSM) applyParsed(c Command) (Result, error) {
 	t.index++
-	r := t.Apply(Entry{Index: t.index, Command: true, Data: c.EncodeParsed()})
+	r := t.Apply(Entry{Index: t.index, Command: true, Data: c.Encode()})
 	return r.Result, r.Err
 }
 

@@ -114,7 +114,7 @@ func TestIndexDeterminism(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	var logs []Entry
 	add := func(c Command) {
-		logs = append(logs, Entry{Index: uint64(len(logs) + 1), Command: true, Data: c.Encode()})
+		logs = append(logs, Entry{Index: uint64(len(logs) + 1), Command: true, Data: mustEncode(c)})
 	}
 	for i := range 400 {
 		if i == 50 {

@@ -83,7 +83,7 @@ func BenchmarkJudgedBigPatch(b *testing.B) {
 	}
 	c := Command{Kind: CmdUpdate, Path: tree.Path{"users", "u1"}, Now: 1700000000000, Parsed: true, Fields: fields,
 		As: &Access{Auth: map[string]any{"uid": "u1"}}}
-	data := c.EncodeParsed()
+	data := c.Encode()
 	base := f.cur.Load()
 	benchCPU(b, func(i int) {
 		f.cur.Store(base)

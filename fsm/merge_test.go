@@ -125,9 +125,9 @@ var mergeSeeds = []struct{ path, body string }{
 func FuzzUpdateMatchesInOrder(f *testing.F) {
 	for _, sd := range mergeSeeds {
 		c := Command{Kind: CmdUpdate, Path: mustPath(f, sd.path), Body: []byte(sd.body), Now: 1}
-		f.Add(c.Encode())
+		f.Add(mustEncode(c))
 		if p, ok := parsedTwin(c); ok {
-			f.Add(p.EncodeParsed())
+			f.Add(p.Encode())
 		}
 	}
 	base, err := tree.ParseBody([]byte(`{"a":{"b":1,"c":{"d":{".value":2,".priority":"p"}}},"1":"x","10":{"a":1,".priority":3},"n":1e308}`), tree.MaxDepth)

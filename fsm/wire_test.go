@@ -3,8 +3,6 @@ package fsm
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,35 +12,24 @@ import (
 // parsedTwin returns c with its body parsed as the HTTP layer parses it,
 // or false when the body is not valid for c's kind and path.
 func parsedTwin(c Command) (Command, bool) {
-	p := c
-	p.Parsed = true
-	var err error
-	switch {
-	case c.Kind == CmdUpdate && (len(c.Body) == 0 || string(c.Body) == "null"):
-		p.Fields = nil
-	case c.Kind == CmdUpdate:
-		p.Fields, err = tree.ParseUpdate(c.Body, tree.MaxDepth-len(c.Path))
-	case len(c.Body) == 0:
-		p.Value = nil
-	case c.Kind == CmdPush:
-		p.Value, err = tree.ParseBody(c.Body, tree.MaxDepth-len(c.Path)-1)
-	default:
-		p.Value, err = tree.ParseBody(c.Body, tree.MaxDepth-len(c.Path.NodePath()))
-	}
+	p, err := parseCommand(c)
 	return p, err == nil
 }
 
-// applyBoth applies the text entry to a and the parsed entry to b and
-// fails unless both answer, and leave, exactly the same.
+// applyBoth applies the parsed command itself, in memory, to a and its
+// log entry to b, and fails unless both answer, and leave, exactly the
+// same (text is the command as written, for the messages).
 func applyBoth(t *testing.T, a, b *testFSM, text, parsed Command, o tree.RenderOptions) {
 	t.Helper()
-	ra, ea := a.apply(text)
+	a.index++
+	next, ra, _, ea := applyCommand(a.cur.Load(), &parsed)
+	a.cur.Store(next)
 	b.index++
-	data := parsed.EncodeParsed()
+	data := parsed.Encode()
 	resp := b.Apply(Entry{Index: b.index, Command: true, Data: data})
 	rb, eb := resp.Result, resp.Err
 	if (ea == nil) != (eb == nil) || (ea != nil && ea.Error() != eb.Error()) {
-		t.Fatalf("%v %s %s: text entry err %v, parsed entry err %v", text.Kind, text.Path, text.Body, ea, eb)
+		t.Fatalf("%v %s %s: command err %v, entry err %v", text.Kind, text.Path, text.Body, ea, eb)
 	}
 	var pa, pb *PreconditionError
 	if errors.As(ea, &pa) && errors.As(eb, &pb) && (pa.Current.ETag() != pb.Current.ETag() || renderExport(pa.Current) != renderExport(pb.Current)) {
@@ -60,10 +47,10 @@ func applyBoth(t *testing.T, a, b *testFSM, text, parsed Command, o tree.RenderO
 	}
 }
 
-// TestParsedEntriesApplyLikeText: an entry whose body travels parsed
-// (format 2) answers and changes the tree exactly as the same write with
-// its body as JSON text (format 1), write size limits included.
-func TestParsedEntriesApplyLikeText(t *testing.T) {
+// TestEntriesApplyLikeTheirCommands: a write's log entry, its body in
+// binary form, answers and changes the tree exactly as the parsed command
+// it was encoded from does, write size limits included.
+func TestEntriesApplyLikeTheirCommands(t *testing.T) {
 	a, b := newTestFSM(), newTestFSM()
 	cmds := randomCommands(11, 400)
 	for _, name := range goldenOrder {
@@ -96,59 +83,21 @@ func TestParsedEntriesApplyLikeText(t *testing.T) {
 // is an error, never a panic or a half-read value.
 func TestDecodeParsedEntryRefusesDamage(t *testing.T) {
 	c, _ := parsedTwin(Command{Kind: CmdUpdate, Path: tree.Path{"u"}, Body: []byte(`{"a/b":{"c":[1,2.5,"x",true]},"d":null,"e":{".sv":"timestamp"}}`)})
-	data := c.EncodeParsed()
+	data := c.Encode()
 	for i := range len(data) - 1 {
 		if _, err := DecodeCommand(data[:i]); err == nil {
 			t.Fatalf("entry cut at %d of %d decoded", i, len(data))
 		}
 	}
-	deep := []byte{2, byte(CmdSetParsed), 0, 0}
+	deep := []byte{1, byte(CmdSet), 0, 0}
 	for range 1000 {
 		deep = append(deep, wireObject, 1, 1, 'k')
 	}
 	if _, err := DecodeCommand(deep); !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("1000 nested objects: %v", err)
 	}
-	if _, err := DecodeCommand([]byte{2, byte(CmdSetParsed), 0, 0, wireNull | wirePriority}); !errors.Is(err, tree.ErrInvalidData) {
+	if _, err := DecodeCommand([]byte{1, byte(CmdSet), 0, 0, wireNull | wirePriority}); !errors.Is(err, tree.ErrInvalidData) {
 		t.Fatalf("null with a priority: %v", err)
-	}
-}
-
-// TestGoldenParsedEntries pins entry format 2: the golden writes with
-// parsed bodies decode to the same commands and build the golden tree.
-func TestGoldenParsedEntries(t *testing.T) {
-	dir := filepath.Join("testdata", "golden")
-	f := newTestFSM()
-	for _, name := range goldenOrder {
-		c, ok := parsedTwin(goldenCommands()[name])
-		if !ok {
-			t.Fatalf("%s: body does not parse", name)
-		}
-		file := filepath.Join(dir, strings.Replace(name, "v1_", "v2_", 1))
-		if *updateGolden {
-			if err := os.WriteFile(file, c.EncodeParsed(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(data, c.EncodeParsed()) {
-			t.Fatalf("%s: this build encodes differently from the committed entry", file)
-		}
-		got, err := DecodeCommand(data)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		if got.Kind != c.Kind || !got.Parsed || got.Path.String() != c.Path.String() || got.Now != c.Now || got.Rand != c.Rand {
-			t.Fatalf("%s decodes to %+v", file, got)
-		}
-		f.index++
-		f.Apply(Entry{Index: f.index, Command: true, Data: data})
-	}
-	if got := renderExport(f.Root()); got != goldenTree {
-		t.Fatalf("tree after parsed golden entries:\n got %s\nwant %s", got, goldenTree)
 	}
 }
 
@@ -172,7 +121,7 @@ func FuzzParsedBody(f *testing.F) {
 		if !ok {
 			return
 		}
-		d, err := DecodeCommand(p.EncodeParsed())
+		d, err := DecodeCommand(p.Encode())
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
@@ -188,8 +137,8 @@ func FuzzParsedBody(f *testing.F) {
 }
 
 // TestIncrementOverflowIsRefused: an increment whose double result would
-// be infinite is a 400 in a parsed (format 2) entry; a format 1 entry
-// keeps storing the delta, as releases before did.
+// be infinite is a 400, in a PUT or a PATCH; an int overflow becomes a
+// double.
 func TestIncrementOverflowIsRefused(t *testing.T) {
 	f := newTestFSM()
 	if _, err := f.apply(cmd(t, CmdSet, "/n", `{"d":1.7e308,"i":9223372036854775807}`)); err != nil {
@@ -197,7 +146,7 @@ func TestIncrementOverflowIsRefused(t *testing.T) {
 	}
 	over, _ := parsedTwin(cmd(t, CmdSet, "/n/d", `{".sv":{"increment":1.7e308}}`))
 	f.index++
-	r := f.Apply(Entry{Index: f.index, Command: true, Data: over.EncodeParsed()})
+	r := f.Apply(Entry{Index: f.index, Command: true, Data: over.Encode()})
 	var pub *tree.PublicError
 	if !errors.As(r.Err, &pub) || pub.Message != tree.CheckIncrements(tree.ServerIncrement(tree.Float(1.7e308)), tree.Float(1.7e308)).Error() || !errors.Is(r.Err, tree.ErrInvalidData) {
 		t.Fatalf("overflowing increment: %v", r.Err)
@@ -207,17 +156,13 @@ func TestIncrementOverflowIsRefused(t *testing.T) {
 	}
 	patch, _ := parsedTwin(cmd(t, CmdUpdate, "/n", `{"x":1,"d":{".sv":{"increment":1e308}}}`))
 	f.index++
-	if r := f.Apply(Entry{Index: f.index, Command: true, Data: patch.EncodeParsed()}); !errors.Is(r.Err, tree.ErrInvalidData) {
+	if r := f.Apply(Entry{Index: f.index, Command: true, Data: patch.Encode()}); !errors.Is(r.Err, tree.ErrInvalidData) {
 		t.Fatalf("overflowing increment in a PATCH: %v", r.Err)
 	}
 	// An int overflow becomes a double, as before: not an error.
 	intOver, _ := parsedTwin(cmd(t, CmdSet, "/n/i", `{".sv":{"increment":1}}`))
 	f.index++
-	if r := f.Apply(Entry{Index: f.index, Command: true, Data: intOver.EncodeParsed()}); r.Err != nil {
+	if r := f.Apply(Entry{Index: f.index, Command: true, Data: intOver.Encode()}); r.Err != nil {
 		t.Fatalf("int overflow: %v", r.Err)
-	}
-	// Format 1: unchanged behaviour.
-	if _, err := f.apply(cmd(t, CmdSet, "/n/d", `{".sv":{"increment":1.7e308}}`)); err != nil {
-		t.Fatalf("format 1 entry: %v", err)
 	}
 }

@@ -47,17 +47,14 @@ func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) {
 
 func (d *fsmDB) Judge(_ context.Context, c *fsm.Command, _ bool) error { return d.f.Judge(c) }
 
-// Propose applies c as the leader would: in its parsed form (entry
-// format 2) and its answer rendered as cluster renders it (answerFor).
+// Propose applies c as the leader would: as its log entry and its
+// answer rendered as cluster renders it (answerFor).
 func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (fsm.Answer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.index++
 	d.commands = append(d.commands, c)
 	data := c.Encode()
-	if c.Parsed {
-		data = c.EncodeParsed()
-	}
 	ar := d.f.Apply(fsm.Entry{Index: d.index, Command: true, Data: data})
 	if ar == nil {
 		return fsm.Answer{}, fmt.Errorf("apply of command %d answered nothing", d.index)
@@ -375,3 +372,25 @@ func pushKey(ms int64, rnd [12]byte) string {
 }
 
 var errBoom = errors.New("boom: disk on fire")
+
+// parsed is c with its JSON Body parsed into Value or Fields, as the
+// handlers parse a request's body: a write's log entry carries them.
+func parsed(tb testing.TB, c fsm.Command) fsm.Command {
+	tb.Helper()
+	var err error
+	switch c.Kind {
+	case fsm.CmdUpdate:
+		c.Fields, err = tree.ParseUpdate(c.Body, tree.MaxDepth-len(c.Path))
+	case fsm.CmdSet, fsm.CmdPush:
+		if len(c.Body) > 0 {
+			c.Value, err = tree.ParseBody(c.Body, tree.MaxDepth-len(c.Path))
+		}
+	default:
+		return c
+	}
+	if err != nil {
+		tb.Fatalf("parse %s: %v", c.Body, err)
+	}
+	c.Parsed = true
+	return c
+}

@@ -148,7 +148,7 @@ func TestWriteCommands(t *testing.T) {
 	for i := range want.Rand {
 		want.Rand[i] = 63
 	}
-	if string(c.Encode()) != string(want.Encode()) {
+	if want = parsed(t, want); string(c.Encode()) != string(want.Encode()) {
 		t.Errorf("POST command %+v, want %+v", c, want)
 	}
 	checks := []struct {
@@ -169,7 +169,7 @@ func TestWriteCommands(t *testing.T) {
 	}
 	for _, ck := range checks {
 		h.do(ck.r)
-		if got := h.fsm.lastCommand(t); string(got.Encode()) != string(ck.want.Encode()) {
+		if got, want := h.fsm.lastCommand(t), parsed(t, ck.want); string(got.Encode()) != string(want.Encode()) {
 			t.Errorf("%s %s: command %+v, want %+v", ck.r.method, ck.r.path, got, ck.want)
 		}
 	}

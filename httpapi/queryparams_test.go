@@ -97,6 +97,7 @@ func TestIndexedFixtureQueries(t *testing.T) {
 			"ratings/pos", "appeared", "weight", "v"]}}}`)},
 		{Kind: fsm.CmdSet, Body: fx.Data},
 	} {
+		c = parsed(t, c)
 		if r := f.Apply(fsm.Entry{Index: uint64(i + 1), Command: true, Data: c.Encode()}); r.Err != nil {
 			t.Fatal(r.Err)
 		}

@@ -29,7 +29,7 @@ func BenchmarkApplyWithRootStreams(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := fsm.Command{Kind: fsm.CmdSet, Path: tree.Path{"big"}, Value: value, Parsed: true}
-	entry := c.EncodeParsed()
+	entry := c.Encode()
 	for _, streams := range []int{0, 100} {
 		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
 			h := newHarness(b, nil, func(c *Config) { c.StreamBufferBytes = 1 << 30 })

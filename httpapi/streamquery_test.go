@@ -481,7 +481,7 @@ func TestStreamQueryBatch(t *testing.T) {
 	}
 	set := func(path, body string) []byte {
 		p, _ := tree.SplitPath(path)
-		c := fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body)}
+		c := parsed(t, fsm.Command{Kind: fsm.CmdSet, Path: p, Body: []byte(body)})
 		return c.Encode()
 	}
 	db := h.fsm

@@ -8,14 +8,36 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/arbordb/arbor/fsm"
 )
 
-// The formats that appeared after the reference release, which the run
-// must cross (cluster/formats.go, cluster/DESIGN.md "Versions
-// and rolling upgrades"): entry format 4 (security rules, and writes
-// judged by them) and snapshot format 2 (the rules inside the snapshot,
-// written only once rules are set). The reference writes entry and
-// snapshot format 1.
+// The formats the run must cross are those this tree writes that the
+// reference, the last release (RELEASES at the repository's root), does
+// not apply (cluster/formats.go, cluster/DESIGN.md "Versions and rolling
+// upgrades"). Entry format 1 and snapshot format 1 are those of v0.1.0,
+// the first release, and no later format exists yet: from v0.1.0 there is
+// none to cross. The run reads the reference's formats from its /status
+// (oldFormats) rather than assuming them: when the reference applies
+// fewer entry formats than the rules entry needs, the mixed cluster must
+// hold the rules back (gate.go); otherwise those checks are reported as
+// skipped, and the rest — the load, snapshots restored across the step,
+// rules and judged writes once every node is upgraded, a large write as
+// one entry, a restart from a snapshot with the rules — still run.
+
+// formatsToCross names the formats this tree writes that a reference
+// applying up to entry format oldEntry and snapshot format oldSnapshot
+// does not ("" when there are none).
+func formatsToCross(oldEntry, oldSnapshot int) string {
+	var out []string
+	if newEntry := fsm.CommandVersion; oldEntry < newEntry {
+		out = append(out, fmt.Sprintf("entry formats %d to %d", oldEntry+1, newEntry))
+	}
+	if newSnap := fsm.SnapshotVersion; oldSnapshot < newSnap {
+		out = append(out, fmt.Sprintf("snapshot formats %d to %d", oldSnapshot+1, newSnap))
+	}
+	return strings.Join(out, ", ")
+}
 
 // formatCheck is one verdict on crossing those formats.
 type formatCheck struct {

@@ -3,12 +3,15 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arbordb/arbor/fsm"
 )
 
 func TestReleaseArgsGiveSnapshotFlagsToTheNewReleaseOnly(t *testing.T) {
@@ -121,5 +124,19 @@ func TestCrossedFailsTheRunOnAViolation(t *testing.T) {
 	}
 	if passed, skipped := r.formatCounts(); passed != 1 || skipped != 1 || len(r.Formats) != 3 || r.Formats[2].OK {
 		t.Errorf("counts %d passed, %d skipped; checks %+v", passed, skipped, r.Formats)
+	}
+}
+
+// TestFormatsToCross: a reference applying every format this tree writes
+// leaves none to cross; an older one names the newer entry and snapshot
+// formats.
+func TestFormatsToCross(t *testing.T) {
+	if got := formatsToCross(fsm.CommandVersion, fsm.SnapshotVersion); got != "" {
+		t.Errorf("from this tree's own formats: %q, want none", got)
+	}
+	got := formatsToCross(fsm.CommandVersion-1, fsm.SnapshotVersion-1)
+	if !strings.Contains(got, fmt.Sprintf("entry formats %d to %d", fsm.CommandVersion, fsm.CommandVersion)) ||
+		!strings.Contains(got, fmt.Sprintf("snapshot formats %d to %d", fsm.SnapshotVersion, fsm.SnapshotVersion)) {
+		t.Errorf("from one format older: %q", got)
 	}
 }

@@ -13,18 +13,24 @@ import (
 )
 
 // checkGated runs on the mixed-version cluster, under load, after a step
-// that left members on the old release (old). The new release must hold
-// back what they cannot apply: the rules entry is refused as documented
-// and nothing is logged, a large write travels as one entry the old
-// members apply (or is refused cleanly), and snapshots stay in format 1.
-// A judged write (an ID token, or an override) needs rules, which cannot
-// exist yet: it is not tried here.
+// that left members on the old release (old): a large write travels as
+// one entry the old members apply (or is refused cleanly). When the
+// reference cannot apply the rules entry, the new release must also hold
+// back what the old members cannot apply: the rules entry is refused as
+// documented and nothing is logged, and snapshots stay in the
+// reference's format; a judged write needs rules, which cannot exist yet,
+// so it is not tried.
 func (r *result) checkGated(ctx context.Context, o options, b backend, admin adminClient, upgraded, old []string, leader string) {
 	phase := fmt.Sprintf("mixed (new: %s; old: %s)", strings.Join(upgraded, " "), strings.Join(old, " "))
+	r.checkLargeMixed(ctx, o, phase, admin, upgraded, old, leader)
+	if r.OldEntry >= rulesFormat {
+		r.skipped(phase, "the rules entry held back while an old member runs",
+			fmt.Sprintf("the reference applies entry format %d, which the rules entry needs: nothing to hold back", r.OldEntry))
+		return
+	}
 	r.checkGateSeen(ctx, phase, admin, upgraded)
 	r.checkRulesRefused(ctx, phase, admin, upgraded, old)
-	r.checkSnapshotsStayOld(phase, b, upgraded)
-	r.checkLargeMixed(ctx, o, phase, admin, upgraded, old, leader)
+	r.checkSnapshotsStayOld(phase, b, upgraded, r.OldSnapshot)
 	r.skipped(phase, "a judged write (ID token or auth_variable_override)", "it needs rules, which no member may log yet")
 }
 
@@ -104,10 +110,9 @@ func (r *result) checkRulesRefused(ctx context.Context, phase string, admin admi
 }
 
 // checkSnapshotsStayOld checks that an upgraded node still writes (or
-// restored) snapshot format 1: format 2 is only for a state with rules,
-// which the mixed cluster cannot have, so an old member can still be sent
-// any snapshot.
-func (r *result) checkSnapshotsStayOld(phase string, b backend, upgraded []string) {
+// restored) snapshots the reference reads (format at most old): an old
+// member can still be sent any snapshot.
+func (r *result) checkSnapshotsStayOld(phase string, b backend, upgraded []string, old int) {
 	var seen []string
 	var errs []error
 	for _, id := range upgraded {
@@ -117,13 +122,13 @@ func (r *result) checkSnapshotsStayOld(phase string, b backend, upgraded []strin
 			seen = append(seen, id+": none yet")
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
-		case sn.Format != 1:
-			errs = append(errs, fmt.Errorf("%s's newest snapshot %s is not format 1", id, sn))
+		case sn.Format > old:
+			errs = append(errs, fmt.Errorf("%s's newest snapshot %s is newer than format %d", id, sn, old))
 		default:
 			seen = append(seen, id+": "+sn.String())
 		}
 	}
-	r.crossed(phase, "upgraded nodes' snapshots stay format 1", strings.Join(seen, "; "), errors.Join(errs...))
+	r.crossed(phase, fmt.Sprintf("upgraded nodes' snapshots stay at format %d or older", old), strings.Join(seen, "; "), errors.Join(errs...))
 }
 
 // checkLargeMixed writes a value over 1 MiB through an upgraded node, a

@@ -9,18 +9,19 @@
 // unacknowledged for -max-gap or longer; it prints each step's write
 // unavailability and latency.
 //
-// It also crosses the log-entry and snapshot formats that appeared after
-// the reference (formats.go): while a member runs the old release, the
-// rules entry is refused with the documented 503 and nothing is logged, a
-// write over 1 MiB travels as one entry every node reads back, and
-// snapshots stay in format 1; each upgraded node restores the old
-// release's snapshot; once every member advertises the new release, the
-// rules are accepted, read back everywhere and judge writes through a
-// follower, a large write is one entry (counted in the quiet leader's log),
-// and a follower restarted after a snapshot with the rules restores
-// snapshot format 2. Only the new release gets the snapshot flags that
-// trigger those snapshots; both binaries' `serve -h` must list every flag
-// they are given.
+// It also crosses the log-entry and snapshot formats this tree writes
+// that the reference, the last release, does not apply (formats.go; from
+// v0.1.0 there are none yet): while a member runs the old release, a
+// write over 1 MiB travels as one entry every node reads back, and — when
+// the reference cannot apply the rules entry — the rules entry is refused
+// with the documented 503, nothing is logged, and snapshots stay in the
+// reference's format; each upgraded node restores the old release's
+// snapshot; once every member advertises the new release, the rules are
+// accepted, read back everywhere and judge writes through a follower, a
+// large write is one entry (counted in the quiet leader's log), and a
+// follower restarted after a snapshot with the rules restores it. Only
+// the new release gets the snapshot flags that trigger those snapshots;
+// both binaries' `serve -h` must list every flag they are given.
 //
 // The process variant always runs; the container variant too when both
 // images are given and Docker answers. `make test-upgrade` builds the two

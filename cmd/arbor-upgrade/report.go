@@ -70,7 +70,11 @@ func (r *result) printFormats(w io.Writer) {
 	if len(r.Formats) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "crossing the formats newer than the reference (entry 4: rules and judged writes; snapshot 2: rules; times on the load's clock):")
+	cross := formatsToCross(r.OldEntry, r.OldSnapshot)
+	if cross == "" {
+		cross = "none newer than the reference"
+	}
+	fmt.Fprintf(w, "format checks (formats to cross: %s; times on the load's clock):\n", cross)
 	phase := ""
 	for _, c := range r.Formats {
 		if c.Phase != phase {

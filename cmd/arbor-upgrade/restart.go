@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/arbordb/arbor/fsm"
 )
 
 // restoredIndex is the snapshot index node's Raft restored at start-up
@@ -23,7 +25,7 @@ func restoredIndex(ctx context.Context, admin adminClient, node string) (uint64,
 }
 
 // checkRestoredOld checks a step's restart: the old release left a
-// snapshot of format 1 (its shutdown snapshot, or an earlier one), and the
+// snapshot of its format (its shutdown snapshot, or an earlier one), and the
 // new release, now ready, restored it rather than stopping or falling
 // back to an older one.
 func (r *result) checkRestoredOld(ctx context.Context, admin adminClient, s step) {
@@ -36,8 +38,8 @@ func (r *result) checkRestoredOld(ctx context.Context, admin adminClient, s step
 	case s.SnapshotErr != nil:
 		r.crossed(phase, what, "", s.SnapshotErr)
 		return
-	case s.Snapshot.Format != 1:
-		r.crossed(phase, what, "", fmt.Errorf("the old release left %s, want format 1", s.Snapshot))
+	case s.Snapshot.Format > r.OldSnapshot:
+		r.crossed(phase, what, "", fmt.Errorf("the old release left %s, want format %d or older", s.Snapshot, r.OldSnapshot))
 		return
 	}
 	idx, err := restoredIndex(ctx, admin, s.Node)
@@ -47,17 +49,17 @@ func (r *result) checkRestoredOld(ctx context.Context, admin adminClient, s step
 	r.crossed(phase, what, fmt.Sprintf("%s; raft last_snapshot_index %d when ready", s.Snapshot, idx), err)
 }
 
-// checkRestartV2 restarts via, a follower, once the rules are set: first
-// the new release's --snapshot-threshold/--snapshot-interval must take a
-// snapshot covering them (filler writes feed the threshold), in format 2;
-// then via is stopped and started again, must restore its newest snapshot
-// (format 2), and still serve the rules, the large value and judge writes
-// by the rules it restored.
-func (r *result) checkRestartV2(ctx context.Context, o options, b backend, admin adminClient, leader, via string) {
+// checkRestartWithRules restarts via, a follower, once the rules are
+// set: first the new release's --snapshot-threshold/--snapshot-interval
+// must take a snapshot covering them (filler writes feed the threshold),
+// in the new release's format (fsm.SnapshotVersion); then via is stopped
+// and started again, must restore its newest snapshot, and still serve
+// the rules, the large value and judge writes by the rules it restored.
+func (r *result) checkRestartWithRules(ctx context.Context, o options, b backend, admin adminClient, leader, via string) {
 	phase := "restart " + via
 	lst, err := admin.status(ctx, leader)
 	if err != nil {
-		r.crossed(phase, "snapshot format 2", "", fmt.Errorf("leader %s: %w", leader, err))
+		r.crossed(phase, "a snapshot with the rules", "", fmt.Errorf("leader %s: %w", leader, err))
 		return
 	}
 	covered := lst.CommitIndex // the rules and the large write are at or before it
@@ -67,8 +69,8 @@ func (r *result) checkRestartV2(ctx context.Context, o options, b backend, admin
 		return
 	}
 	taken, err := newestSnapshot(b.dataDir(via))
-	if err == nil && (taken.Format != 2 || taken.Index < covered) {
-		err = fmt.Errorf("%s's newest snapshot is %s, want format 2 at index %d or later", via, taken, covered)
+	if err == nil && (taken.Format != fsm.SnapshotVersion || taken.Index < covered) {
+		err = fmt.Errorf("%s's newest snapshot is %s, want format %d at index %d or later", via, taken, fsm.SnapshotVersion, covered)
 	}
 	r.crossed(phase, "a snapshot with the rules, taken by the threshold",
 		fmt.Sprintf("%s after %d filler writes (threshold %d, interval %s)", taken, writes, snapshotThreshold, snapshotInterval), err)
@@ -98,12 +100,12 @@ func (r *result) checkRestartV2(ctx context.Context, o options, b backend, admin
 	case serr != nil:
 		err = serr
 	case err != nil:
-	case newest.Format != 2:
-		err = fmt.Errorf("%s stopped with newest snapshot %s, want format 2", via, newest)
+	case newest.Format != fsm.SnapshotVersion:
+		err = fmt.Errorf("%s stopped with newest snapshot %s, want format %d", via, newest, fsm.SnapshotVersion)
 	case idx < newest.Index:
 		err = fmt.Errorf("%s restored snapshot index %d, older than its newest, %s", via, idx, newest)
 	}
-	r.crossed(phase, "snapshot format 2 restored", fmt.Sprintf("%s; raft last_snapshot_index %d when ready", newest, idx), err)
+	r.crossed(phase, "a snapshot with the rules restored", fmt.Sprintf("%s; raft last_snapshot_index %d when ready", newest, idx), err)
 	r.checkRulesEverywhere(ctx, phase, admin)
 	r.checkJudged(ctx, phase, admin, via, "restarted")
 }

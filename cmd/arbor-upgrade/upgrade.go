@@ -68,9 +68,12 @@ type result struct {
 	Checks []checks.Result
 	// Formats are the checks of crossing the new entry and snapshot
 	// formats (formats.go).
-	Formats  []formatCheck
-	Notes    []string
-	Failures []string
+	Formats []formatCheck
+	// OldEntry and OldSnapshot are the newest entry and snapshot formats
+	// the reference applies, as its /status advertises them.
+	OldEntry, OldSnapshot int
+	Notes                 []string
+	Failures              []string
 	// clock is the load's clock, once it runs.
 	clock func() time.Duration
 }
@@ -116,6 +119,10 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 			r.fail("%s should run the old release %s before the upgrade: %q %v", id, rel.Old, got, err)
 			return r
 		}
+	}
+	if err := r.readOldFormats(ctx, admin, leader); err != nil {
+		r.fail("the old cluster: %v", err)
+		return r
 	}
 
 	// The chaos runner's workload (cmd/internal/workload): reads,
@@ -190,12 +197,29 @@ func runVariant(ctx context.Context, o options, b backend, dir string, rel relea
 	} else if rulesSet {
 		via := follower(leader)
 		r.checkChunked(ctx, o, admin, leader, via)
-		r.checkRestartV2(ctx, o, b, admin, leader, via)
+		r.checkRestartWithRules(ctx, o, b, admin, leader, via)
 	} else {
-		r.skipped(phaseQuiet, "large write as one entry, snapshot format 2 restart", "the rules were not set")
+		r.skipped(phaseQuiet, "large write as one entry, restart from a snapshot with the rules", "the rules were not set")
 	}
 	r.check(ctx, o, b, admin, l, ccfg, baseline)
 	return r
+}
+
+// readOldFormats records the formats the reference applies, from the
+// /status of node (an old one), and notes those the run crosses.
+func (r *result) readOldFormats(ctx context.Context, admin adminClient, node string) error {
+	st, err := admin.status(ctx, node)
+	if err != nil {
+		return err
+	}
+	r.OldEntry, r.OldSnapshot = max(st.Versions.EntryFormat, 1), max(st.Versions.SnapshotFormat, 1)
+	cross := formatsToCross(r.OldEntry, r.OldSnapshot)
+	if cross == "" {
+		cross = "none: the reference applies every format this tree writes"
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("the reference applies entry format %d and snapshot format %d; formats to cross: %s",
+		r.OldEntry, r.OldSnapshot, cross))
+	return nil
 }
 
 // replace is one step: stop id gracefully, start it on the new release,

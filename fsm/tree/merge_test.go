@@ -321,7 +321,7 @@ func testMergeRandom(t *testing.T, seed int64, n int) {
 		if g.r.Intn(4) == 0 {
 			u.w.WriteLimit = int64(g.r.Intn(400))
 		}
-		// Entry format 2 (parsed by the proposer) checks increments.
+		// A parsed entry (every client's write) checks increments.
 		u.w.CheckIncrements = g.r.Intn(2) == 0
 		if d := diffUpdate(root, u); d != "" {
 			t.Fatalf("case %d: PATCH %s %s onto %s: %s", i, u.w.Path, body, renderExport(root), d)
@@ -330,7 +330,7 @@ func testMergeRandom(t *testing.T, seed int64, n int) {
 }
 
 // TestMergeUpdateCrafted covers field lists no parser makes, which only
-// a crafted entry of fsm's format 2 carries: overlapping and repeated paths,
+// a crafted parsed entry of fsm carries: overlapping and repeated paths,
 // ".priority" inside a path, empty paths, keys that are not UTF-8,
 // priorities of the wrong kind.
 func TestMergeUpdateCrafted(t *testing.T) {

@@ -21,8 +21,7 @@ type Write struct {
 	// WriteLimit bounds the bytes written plus the bytes removed (0: none).
 	WriteLimit int64
 	// CheckIncrements refuses increments that would overflow to an
-	// infinity (see CheckIncrements); false keeps the old behaviour of
-	// log entries written before that check.
+	// infinity (see CheckIncrements); false stores the delta.
 	CheckIncrements bool
 }
 
@@ -180,9 +179,8 @@ const msgIncrementOverflow = "Invalid data; increment overflows the range of a d
 
 // CheckIncrements refuses a value whose increments would overflow to an
 // infinity when resolved against cur (Firebase cannot store one either).
-// Only log entries of format 2 are checked: format 1 entries keep the
-// result they always had (the delta is stored), so a log replayed by a
-// newer release gives the same state (Write.CheckIncrements).
+// fsm checks every write (Write.CheckIncrements); tree's own callers may
+// store the delta instead.
 func CheckIncrements(n, cur *Node) error {
 	if incrementOverflows(n, cur) {
 		return Public(ErrInvalidData, msgIncrementOverflow)

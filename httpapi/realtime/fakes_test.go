@@ -38,9 +38,6 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 	defer d.mu.Unlock()
 	d.index++
 	data := c.Encode()
-	if c.Parsed {
-		data = c.EncodeParsed()
-	}
 	ar := d.f.Apply(fsm.Entry{Index: d.index, Command: true, Data: data})
 	if ar == nil {
 		return fsm.Answer{}, fmt.Errorf("apply of command %d answered nothing", d.index)

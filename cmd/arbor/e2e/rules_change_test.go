@@ -11,7 +11,7 @@ import (
 
 // TestWritesWhileRulesChange: users write their own nodes through every
 // node while the admin replaces the rules every 25 ms with rules that
-// allow the same writes. A user's write is prejudged (entry format 5)
+// allow the same writes. A user's write is prejudged (CmdAsPrejudged)
 // under the rules its node had; one that reaches the log after they were
 // replaced is refused there and judged and proposed again, so every write
 // is answered 200 (or, should the rules change three times while one
