@@ -2,9 +2,9 @@
 # make test-k8s (docs/KUBERNETES.md): Arbor's deploy/k8s on a real,
 # single-node Kubernetes control plane run as host processes on this
 # machine. It builds (or takes from its cache) the control plane
-# (scripts/k8s/build.sh), builds two images FROM scratch — the previous
-# release (the newest vX.Y.Z tag before HEAD; until there is one, the
-# commit before HEAD) and HEAD — starts the cluster (scripts/k8s/cluster.sh),
+# (scripts/k8s/build.sh), builds two images FROM scratch — the last
+# release (RELEASES or the newest v* tag, as make test-upgrade; until there
+# is one, the commit before HEAD) and HEAD — starts the cluster (scripts/k8s/cluster.sh),
 # runs the scenarios of cmd/arbor-k8s from the cluster's client network
 # namespace, and tears everything down by PID, also after a failure or ^C.
 #
@@ -73,9 +73,12 @@ mkdir -p "$work"
 # The two releases.
 new_tag="$(make -s image-tag)"
 make -s image
-if prev_release="$(git describe --tags --abbrev=0 --match 'v[0-9]*.[0-9]*.[0-9]*' HEAD^ 2>/dev/null)"; then
-	prev="$prev_release"
-	prev_version="${prev_release#v}"
+# The last release (RELEASES, else the newest v* tag: scripts/last-release.sh),
+# as make test-upgrade; before any, the commit before HEAD.
+if last="$(scripts/last-release.sh)" && [ -n "$last" ] && git cat-file -e "${last#* }^{commit}" 2>/dev/null; then
+	prev="${last#* }"
+	prev_version="${last%% *}"
+	prev_version="${prev_version#v}"
 elif prev="$(git rev-parse --short=12 HEAD^ 2>/dev/null)"; then
 	prev_version="0.0.0-dev+$prev"
 else
