@@ -209,7 +209,7 @@ func TestAbuse(t *testing.T) {
 		}
 
 		// Refused for their size: 40 MiB with writeSizeLimit=unlimited
-		// through the leader, and issue 19's reproduction, 100 MB through
+		// through the leader, and a 100 MB write through
 		// a follower (which used to send the cluster into an election a
 		// second) and the leader, each before its body is read; the same
 		// records without writeSizeLimit=large (over the default 16 MiB
@@ -238,7 +238,7 @@ func TestAbuse(t *testing.T) {
 
 	t.Run("ManyKeys", func(t *testing.T) {
 		_, _, term := settled(t, c)
-		// Issue 19's second reproduction: writes within the size limit
+		// Writes within the size limit
 		// that are expensive to apply — a PATCH of a million tiny keys
 		// (11.9 MB), a PUT of as many, a 10 MiB string — each stalled every
 		// node for seconds. Apply is serial, so every other write waits for
@@ -315,7 +315,7 @@ func TestAbuse(t *testing.T) {
 		term = healthy(t, c, "a PATCH of one node too many", term)
 		term = probeWriteConflict(t, c, f, n/2-1, term)
 		// The keys stay: the floods below snapshot them, a tree of two
-		// million keys (issue 19). PATCHes of as many keys as one write
+		// million keys. PATCHes of as many keys as one write
 		// may create make up the rest; these writes are setup, judged only
 		// by the cluster's health (no election), not by the canary.
 		if 2*n < 2_000_000 {
