@@ -95,9 +95,7 @@ func (f *feed) capture() {
 	}
 	f.mu.Unlock()
 	if over {
-		f.sub.mu.Lock()
-		f.sub.tooSlowLocked()
-		f.sub.mu.Unlock()
+		f.sub.tooSlow()
 		return
 	}
 	f.wake()

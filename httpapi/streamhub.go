@@ -118,6 +118,13 @@ func (s *subscriber) tooSlowLocked() {
 	}
 }
 
+// tooSlow is tooSlowLocked for a caller that does not hold s.mu.
+func (s *subscriber) tooSlow() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tooSlowLocked()
+}
+
 func (s *subscriber) finishLocked(reason string) {
 	if s.finished {
 		return

@@ -173,9 +173,7 @@ func (qs *queryStream) push(c queryCapture, cost int64) {
 	}
 	qs.mu.Unlock()
 	if over {
-		qs.sub.mu.Lock()
-		qs.sub.tooSlowLocked()
-		qs.sub.mu.Unlock()
+		qs.sub.tooSlow()
 		return
 	}
 	select {

@@ -18,7 +18,7 @@ import (
 // frames as the SDKs do, keeps the request numbers and tells answers from
 // pushes.
 
-// testNow is the servers' clock in tests: 2023-11-14T22:13:20Z.
+// testNow is the servers' clock in tests, fixed so transcripts hold.
 var testNow = time.UnixMilli(1700000000000)
 
 // rig is a Server on a loopback HTTP server over an fsmDB.
