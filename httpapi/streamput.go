@@ -2,21 +2,21 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// A stream's first put of a large value is sent as a large GET answer is
-// (renderbudget.go): rendered in pieces of answerChunk through one pooled
-// buffer, each piece in a render slot and written outside it, holding a
-// share of the node's render budget, and written within the GET's
-// deadline. So a stream that never reads holds one piece, not the whole
-// value, and gives up its share when the deadline cuts it off. A small
-// first put is rendered once for every stream that opens on the same
-// location at the same index (streamshared.go). Every later frame is
-// written within a deadline of its own size too.
+// A stream's first put is rendered once for every stream that opens on
+// the same location at the same index, a piece of answerChunk at a time
+// (streamshared.go). A large one is sent as a large GET answer is
+// (renderbudget.go): each stream holds a share of the node's render
+// budget, and writes within the GET's deadline, so a stream that never
+// reads holds one piece, not the whole value, and gives up its share when
+// the deadline cuts it off. Every later frame is written within a
+// deadline of its own size too.
 
 // reserveRender takes a large answer's share of the render budget for a
 // value of size bytes, waiting at most the write timeout (then a 503).
@@ -29,24 +29,26 @@ func (s *Server) reserveRender(ctx context.Context, size int64) (release func(),
 	return func() { s.render.sem.Release(answerChunk) }, nil
 }
 
-// sendPut writes the put at "/" of v within the deadline of its size: a
-// small value rendered once for every stream that opens on the same
-// location at the same index (streamshared.go), a large one in pieces.
+// sendPut writes the put at "/" of v within the deadline of its size,
+// from the rendering shared by the streams at this location and index; a
+// stream let go for falling behind the others renders the rest itself.
 func (l *streamLoop) sendPut(index uint64, v *tree.Node) error {
-	if v.Size() >= l.s.render.streamFrom {
-		return l.sendLargePut(index, v)
-	}
 	l.armDeadline(int(v.Size()) + 64)
-	key := firstPutKey{path: l.rq.nodePath().String(), index: index}
-	p := l.s.firstPuts.join(l.s, key, v)
-	defer l.s.firstPuts.leave(key, p)
 	if l.ids {
 		if err := l.writeRaw(fmt.Appendf(nil, "id: %d\n", index)); err != nil {
-			return err
+			return fmt.Errorf("send a stream's first put: %w", err)
 		}
 	}
-	for i := 0; ; i++ {
-		b, err := p.piece(l.ctx, i)
+	key := firstPutKey{path: l.rq.nodePath().String(), index: index}
+	p, r := l.s.firstPuts.join(l.s, key, v)
+	defer l.s.firstPuts.leave(key, p, r)
+	sent := 0
+	for {
+		b, err := p.piece(l.ctx, r)
+		if errors.Is(err, errFellBehind) {
+			l.s.firstPuts.leave(key, p, r)
+			return l.renderPut(v, sent)
+		}
 		if err != nil {
 			return err
 		}
@@ -56,6 +58,7 @@ func (l *streamLoop) sendPut(index uint64, v *tree.Node) error {
 		if err := l.writeRaw(b); err != nil {
 			return fmt.Errorf("send a stream's first put: %w", err)
 		}
+		sent += len(b)
 	}
 	if l.conn == nil {
 		return l.rc.Flush()
@@ -63,19 +66,24 @@ func (l *streamLoop) sendPut(index uint64, v *tree.Node) error {
 	return nil
 }
 
-// sendLargePut writes the put at "/" of v, a large value, rendered for
-// this stream alone in pieces of answerChunk through one pooled buffer
-// (the caller holds its share of the render budget): a stream that never
-// reads holds one piece. Sharing a large rendering between streams would
-// keep all of it for as long as the slowest of them takes to read it.
-func (l *streamLoop) sendLargePut(index uint64, v *tree.Node) error {
-	l.armDeadline(int(v.Size()))
+// renderPut writes the put frame of v (without an id line) but its first
+// skip bytes, rendered for this stream alone in pieces of answerChunk
+// through one pooled buffer, each in a render slot and written outside
+// it: a stream that never reads holds one piece.
+func (l *streamLoop) renderPut(v *tree.Node, skip int) error {
 	pooled := chunkBuffers.Get().(*[]byte)
-	buf := (*pooled)[:0]
-	if l.ids {
-		buf = fmt.Appendf(buf, "id: %d\n", index)
+	buf := append((*pooled)[:0], `event: put`+"\n"+`data: {"path":"/","data":`...)
+	send := func(b []byte) error {
+		if skip >= len(b) {
+			skip -= len(b)
+			return nil
+		}
+		b, skip = b[skip:], 0
+		if err := l.writeRaw(b); err != nil {
+			return fmt.Errorf("send a stream's first put: %w", err)
+		}
+		return nil
 	}
-	buf = append(buf, `event: put`+"\n"+`data: {"path":"/","data":`...)
 	cpu := l.s.render.cpu
 	if err := cpu.Acquire(l.ctx, 1); err != nil {
 		return fmt.Errorf("render a stream's first put: %w", err)
@@ -84,8 +92,8 @@ func (l *streamLoop) sendLargePut(index uint64, v *tree.Node) error {
 	spill := func(full []byte) ([]byte, error) {
 		cpu.Release(1)
 		held = false
-		if err := l.writeRaw(full); err != nil {
-			return nil, fmt.Errorf("send a stream's first put: %w", err)
+		if err := send(full); err != nil {
+			return nil, err
 		}
 		if err := cpu.Acquire(l.ctx, 1); err != nil {
 			return nil, fmt.Errorf("render a stream's first put: %w", err)
@@ -101,7 +109,7 @@ func (l *streamLoop) sendLargePut(index uint64, v *tree.Node) error {
 		return err
 	}
 	rest = append(rest, "}\n\n"...)
-	err = l.writeRaw(rest)
+	err = send(rest)
 	if cap(rest) <= 4*answerChunk {
 		*pooled = rest[:0]
 		chunkBuffers.Put(pooled)

@@ -10,17 +10,26 @@ import (
 )
 
 // The first put of the streams that open on one location at one log index
-// is rendered once, for all of them, when it is small (under renderSmall):
-// many clients reconnecting at once would otherwise render it once each.
-// The rendering runs on a goroutine of its own in a render slot and is
-// kept until the last stream that uses it has written it (or was cut
-// off). A large first put is rendered per stream, in pieces (streamput.go):
-// kept whole, it would cost the node its JSON for as long as the slowest
-// reader takes. The pieces of a shared render are kept in order, so the
-// same code serves a render cut in pieces.
+// is rendered once, for all of them: many clients reconnecting at once
+// would otherwise render it once each. The rendering runs on a goroutine
+// of its own, a piece of answerChunk at a time in a render slot, and only
+// as fast as the fastest of its readers asks for pieces. A piece is
+// dropped once every reader has taken it, and at most sharedPutWindow
+// bytes of pieces are kept: a reader that falls further behind than that
+// is let go, and renders the rest of the frame on its own (streamput.go).
+// So streams that keep pace share one rendering, and a stream that never
+// reads costs the node one piece, not the whole value.
 
-// errPutAbandoned ends a shared render nobody reads any more.
-var errPutAbandoned = errors.New("every stream left before its first put was rendered")
+// sharedPutWindow is how many bytes of a shared first put are kept for
+// its slower readers.
+var sharedPutWindow = 4 << 20
+
+var (
+	// errPutAbandoned ends a shared render nobody reads any more.
+	errPutAbandoned = errors.New("every stream left before its first put was rendered")
+	// errFellBehind tells a reader it was let go of a shared render.
+	errFellBehind = errors.New("a stream fell too far behind the others reading its first put")
+)
 
 // firstPutKey names a first put: a location at a log index.
 type firstPutKey struct {
@@ -28,57 +37,105 @@ type firstPutKey struct {
 	index uint64
 }
 
-// firstPuts are the first puts being rendered or written.
+// firstPuts are the first puts being rendered, by location and index.
 type firstPuts struct {
 	mu sync.Mutex
 	m  map[firstPutKey]*sharedPut
 }
 
-// sharedPut is one first put's frame, in pieces as they are rendered.
+// sharedPut is one first put's frame (without an id line), in pieces as
+// they are rendered.
 type sharedPut struct {
-	mu     sync.Mutex
-	pieces [][]byte
-	more   chan struct{} // closed when a piece is added or the render ends
-	done   bool
-	err    error
-	users  int // guarded by firstPuts.mu
+	mu       sync.Mutex
+	pieces   [][]byte // pieces[k] is piece number base+k
+	base     int
+	kept     int // bytes in pieces
+	readers  map[*putReader]struct{}
+	done     bool
+	err      error
+	progress chan struct{} // closed when a piece is added or the render ends
+	demand   chan struct{} // a reader wants the next piece, or left
 }
 
-// join returns the shared put of v at key, starting its render if this
-// stream is the first to ask; leave must follow.
-func (fp *firstPuts) join(s *Server, key firstPutKey, v *tree.Node) *sharedPut {
+// putReader is one stream's place in a shared put.
+type putReader struct {
+	next   int  // the number of the piece it reads next
+	behind bool // let go: it renders the rest itself
+}
+
+// join returns the shared put of v at key and this stream's place in it,
+// starting a render if none can serve it from its first piece; fp.leave
+// must follow.
+func (fp *firstPuts) join(s *Server, key firstPutKey, v *tree.Node) (*sharedPut, *putReader) {
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	if fp.m == nil {
 		fp.m = map[firstPutKey]*sharedPut{}
 	}
-	p := fp.m[key]
-	if p == nil {
-		p = &sharedPut{more: make(chan struct{})}
-		fp.m[key] = p
-		go p.render(s, func() bool { return fp.abandoned(p) }, v)
+	r := &putReader{}
+	if p := fp.m[key]; p != nil && p.attach(r) {
+		return p, r
 	}
-	p.users++
-	return p
+	p := &sharedPut{
+		readers:  map[*putReader]struct{}{r: {}},
+		progress: make(chan struct{}),
+		demand:   make(chan struct{}, 1),
+	}
+	fp.m[key] = p
+	go p.render(s, v)
+	return p, r
 }
 
-// leave says a stream is done with p.
-func (fp *firstPuts) leave(key firstPutKey, p *sharedPut) {
+// leave says r is done with p, the shared put at key: a put nobody reads
+// is forgotten.
+func (fp *firstPuts) leave(key firstPutKey, p *sharedPut, r *putReader) {
+	if !p.leave(r) {
+		return
+	}
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
-	if p.users--; p.users == 0 && fp.m[key] == p {
+	if fp.m[key] == p && p.unread() {
 		delete(fp.m, key)
 	}
 }
 
-func (fp *firstPuts) abandoned(p *sharedPut) bool {
-	fp.mu.Lock()
-	defer fp.mu.Unlock()
-	return p.users == 0
+// attach adds r to p if p still holds its first piece.
+func (p *sharedPut) attach(r *putReader) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.base > 0 || len(p.readers) == 0 {
+		return false
+	}
+	p.readers[r] = struct{}{}
+	return true
 }
 
-// render renders the put frame of v (without an id line) into pieces.
-func (p *sharedPut) render(s *Server, abandoned func() bool, v *tree.Node) {
+// leave takes r out of p's readers and reports whether none is left.
+func (p *sharedPut) leave(r *putReader) bool {
+	p.mu.Lock()
+	delete(p.readers, r)
+	p.trim()
+	none := len(p.readers) == 0
+	p.mu.Unlock()
+	p.wake()
+	return none
+}
+
+func (p *sharedPut) unread() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.readers) == 0
+}
+
+func (p *sharedPut) wake() {
+	select {
+	case p.demand <- struct{}{}:
+	default:
+	}
+}
+
+// render renders the put frame of v into pieces, each when a reader asks.
+func (p *sharedPut) render(s *Server, v *tree.Node) {
 	cpu := s.render.cpu
 	ctx := context.Background()
 	if err := cpu.Acquire(ctx, 1); err != nil {
@@ -88,8 +145,7 @@ func (p *sharedPut) render(s *Server, abandoned func() bool, v *tree.Node) {
 	buf := append(make([]byte, 0, answerChunk+answerChunk/4), `event: put`+"\n"+`data: {"path":"/","data":`...)
 	spill := func(full []byte) ([]byte, error) {
 		cpu.Release(1)
-		p.add(full)
-		if abandoned() {
+		if !p.add(full) {
 			return nil, errPutAbandoned
 		}
 		if err := cpu.Acquire(ctx, 1); err != nil {
@@ -113,30 +169,91 @@ func (p *sharedPut) render(s *Server, abandoned func() bool, v *tree.Node) {
 	p.finish(err)
 }
 
-func (p *sharedPut) add(piece []byte) {
+// add appends piece and waits until a reader wants the one after it,
+// letting go of readers that fell more than sharedPutWindow behind. It
+// reports false when no reader is left.
+func (p *sharedPut) add(piece []byte) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.pieces = append(p.pieces, piece)
-	close(p.more)
-	p.more = make(chan struct{})
+	p.kept += len(piece)
+	close(p.progress)
+	p.progress = make(chan struct{})
+	for {
+		p.trim()
+		next := p.base + len(p.pieces)
+		ahead := false
+		for r := range p.readers {
+			ahead = ahead || r.next >= next
+		}
+		if len(p.readers) == 0 {
+			p.mu.Unlock()
+			return false
+		}
+		if ahead {
+			for p.kept > sharedPutWindow {
+				p.dropSlowest()
+			}
+			p.mu.Unlock()
+			return true
+		}
+		p.mu.Unlock()
+		<-p.demand
+		p.mu.Lock()
+	}
+}
+
+// trim drops the pieces every reader has taken.
+func (p *sharedPut) trim() {
+	low := p.base + len(p.pieces)
+	for r := range p.readers {
+		low = min(low, r.next)
+	}
+	for p.base < low {
+		p.kept -= len(p.pieces[0])
+		p.pieces[0] = nil
+		p.pieces = p.pieces[1:]
+		p.base++
+	}
+}
+
+// dropSlowest lets go of the readers furthest behind and of the pieces
+// only they still needed.
+func (p *sharedPut) dropSlowest() {
+	for r := range p.readers {
+		if r.next == p.base {
+			r.behind = true
+			delete(p.readers, r)
+		}
+	}
+	close(p.progress)
+	p.progress = make(chan struct{})
+	p.trim()
 }
 
 func (p *sharedPut) finish(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done, p.err = true, err
-	close(p.more)
-	p.more = make(chan struct{})
+	close(p.progress)
+	p.progress = make(chan struct{})
 }
 
-// piece waits for piece i: it returns it, or nil when the frame is whole
-// before i (err tells a failed render), or ctx's error.
-func (p *sharedPut) piece(ctx context.Context, i int) ([]byte, error) {
+// piece waits for r's next piece: it returns it, or nil when the frame is
+// whole (err tells a failed render), errFellBehind when r was let go, or
+// ctx's error.
+func (p *sharedPut) piece(ctx context.Context, r *putReader) ([]byte, error) {
 	for {
 		p.mu.Lock()
-		if i < len(p.pieces) {
-			b := p.pieces[i]
+		if r.behind {
 			p.mu.Unlock()
+			return nil, errFellBehind
+		}
+		if k := r.next - p.base; k < len(p.pieces) {
+			b := p.pieces[k]
+			r.next++
+			p.trim()
+			p.mu.Unlock()
+			p.wake()
 			return b, nil
 		}
 		if p.done {
@@ -147,10 +264,11 @@ func (p *sharedPut) piece(ctx context.Context, i int) ([]byte, error) {
 			}
 			return nil, nil
 		}
-		more := p.more
+		progress := p.progress
 		p.mu.Unlock()
+		p.wake()
 		select {
-		case <-more:
+		case <-progress:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
