@@ -138,6 +138,10 @@ func (n *Node) probeEvery() time.Duration { return n.cfg.Timing.HeartbeatTimeout
 // each member on its own so a dead one delays no other.
 func (n *Node) progressLoop() {
 	defer n.wg.Done()
+	// Probes in flight end with the loop: a probe of a dead member must
+	// not hold up Shutdown.
+	base, cancelProbes := context.WithCancel(context.Background())
+	defer cancelProbes()
 	tick := time.NewTicker(n.probeEvery())
 	defer tick.Stop()
 	for {
@@ -164,15 +168,15 @@ func (n *Node) progressLoop() {
 				continue
 			}
 			n.wg.Add(1)
-			go n.probe(term, s)
+			go n.probe(base, term, s)
 		}
 	}
 }
 
 // probe asks one member for its applied index and records the answer.
-func (n *Node) probe(term uint64, s raft.Server) {
+func (n *Node) probe(base context.Context, term uint64, s raft.Server) {
 	defer n.wg.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), n.probeEvery())
+	ctx, cancel := context.WithTimeout(base, n.probeEvery())
 	defer cancel()
 	reply, err := n.net.RoundTrip(ctx, s.Address, opApplied, nil)
 	var h heard
