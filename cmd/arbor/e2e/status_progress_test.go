@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,10 +110,26 @@ func testStatusProgress(t *testing.T, c *Cluster) {
 
 	victim.Kill(t)
 	waitView(victim.Name+" stale", victim.Name, leader, follower)
+	// arbor members list through the follower says so too.
+	code, out := Run(t, "members", "list", "--addr", follower.Addr(), "--ca", c.PKI+"/ca.pem", "--auth", AdminSecret)
+	if line := lineOf(out, victim.Name+" "); code != 0 || !strings.Contains(line, "stale") || strings.Count(out, " ago") != 2 {
+		t.Errorf("arbor members list with %s killed: exit %d\n%s", victim.Name, code, out)
+	}
+	t.Logf("arbor members list through %s with %s killed:\n%s", follower.Name, victim.Name, out)
 	victim.Restart(t)
 	victim.WaitReady(t)
 	// Whoever leads now (normally still the same node), every node shows
 	// its view with three members up.
 	leader = c.WaitStable(t, c.Nodes...)
 	waitView("three members up again", "", c.Nodes...)
+}
+
+// lineOf is the first line of out that starts with prefix ("" if none).
+func lineOf(out, prefix string) string {
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	return ""
 }
