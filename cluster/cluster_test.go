@@ -370,3 +370,70 @@ func TestClusterStatusMembers(t *testing.T) {
 	}
 	_ = raft.Voter
 }
+
+// TestClusterStatusProgress: every member's applied index, lag and last
+// contact, as the leader sees them, on the leader and on a follower alike;
+// a member cut off turns stale in both views.
+func TestClusterStatusProgress(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	leader := c.waitLeader()
+	propose(t, leader, set("/x", "1"))
+	var cut *Node
+	for _, n := range c.live() {
+		if n != leader {
+			cut = n // the last follower; the first one stays to answer
+		}
+	}
+	f := c.follower(leader)
+	if f == cut {
+		t.Fatal("follower() and the cut member are the same")
+	}
+	// progressOf is n's /status view of each member's progress, keyed
+	// by id, and the leader it comes from.
+	progressOf := func(n *Node) (map[string]Progress, string) {
+		v, err := n.Status(context.Background())
+		if err != nil {
+			t.Fatalf("status of %s: %v", n.id, err)
+		}
+		st := v.(*Status)
+		out := map[string]Progress{}
+		for _, m := range st.Members {
+			if m.Progress != nil {
+				out[m.ID] = *m.Progress
+			}
+		}
+		return out, st.ProgressFrom
+	}
+	last := ""
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last view seen: %s", last)
+		}
+	})
+	for _, n := range []*Node{leader, f} {
+		waitFor(t, fmt.Sprintf("%s to show three members' progress", n.id), 10*time.Second, func() bool {
+			ps, from := progressOf(n)
+			last = fmt.Sprintf("from %q: %+v", from, ps)
+			if from != string(leader.id) || len(ps) != 3 {
+				return false
+			}
+			for id, p := range ps {
+				contact := p.LastContactMS != nil || id == string(leader.id)
+				if p.AppliedIndex == nil || *p.AppliedIndex == 0 || p.Lag == nil || p.Stale || !contact {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	c.net.isolate(cut.addr)
+	defer c.net.heal()
+	for _, n := range []*Node{leader, f} {
+		waitFor(t, fmt.Sprintf("%s to show %s stale", n.id, cut.id), 10*time.Second, func() bool {
+			ps, from := progressOf(n)
+			last = fmt.Sprintf("from %q: %+v", from, ps)
+			p := ps[string(cut.id)]
+			return from == string(leader.id) && p.Stale && p.LastContactMS != nil && !ps[string(f.id)].Stale
+		})
+	}
+}

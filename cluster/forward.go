@@ -126,7 +126,9 @@ func (n *Node) remoteReadIndexRound() (uint64, error) {
 
 // handleRPC is the leader's side of forwarding. It acts only as the
 // leader: anything else answers replyRetry so the sender routes again
-// rather than bouncing the request between followers.
+// rather than bouncing the request between followers. The one exception
+// is opApplied, the leader's question to its members, which any node
+// answers.
 func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.WriteTimeout)
 	defer cancel()
@@ -172,6 +174,10 @@ func (n *Node) handleRPC(ctx context.Context, op rpcOp, payload []byte) []byte {
 			return encodeError(err)
 		}
 		return []byte{replyOK}
+	case opProgress:
+		return n.handleProgress(ctx)
+	case opApplied:
+		return encodeIndex(n.raft.AppliedIndex())
 	default:
 		return unknownOp(op)
 	}

@@ -51,6 +51,17 @@ const (
 	// that its followers learn its commit index now (see nudgeCommit in
 	// read.go).
 	opCommitNudge rpcOp = 4
+	// opProgress: no payload; the leader answers its view of every
+	// member's replication progress (progress.go), so a follower's
+	// /status shows the same picture as the leader's.
+	opProgress rpcOp = 5
+)
+
+// The RPC the leader sends to every other member.
+const (
+	// opApplied: no payload; any member answers its Raft applied index
+	// (the leader's progress probe, progress.go).
+	opApplied rpcOp = 6
 )
 
 // rpcHandler answers one RPC. ctx carries the caller's remaining time.

@@ -60,6 +60,9 @@ type Node struct {
 	verify roundBatcher
 	// remoteReads batches a follower's read-index requests to the leader.
 	remoteReads roundBatcher
+	// progress is the leader's record of its members' applied indexes
+	// and last contact (progress.go).
+	progress progressBook
 
 	// readyIndex is the commit index this node must apply before it
 	// reports ready; 0 while it has not (re)started becoming ready.
@@ -151,9 +154,10 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		return false
 	})
 	n.raft.RegisterObserver(n.observer)
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.watch()
 	go n.indexLoop()
+	go n.progressLoop()
 	n.net.Serve(n.handleRPC)
 
 	bootstrapped := false

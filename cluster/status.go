@@ -34,6 +34,9 @@ type Status struct {
 	Forwarded uint64 `json:"forwarded_writes"`
 	// Raft holds the essentials of raft.Stats, as Raft spells them.
 	Raft map[string]string `json:"raft"`
+	// ProgressFrom is the leader whose view the members' Progress is
+	// (absent when no leader answered in time).
+	ProgressFrom string `json:"progress_from,omitempty"`
 }
 
 // Member is one server of the Raft configuration, or a node gossip has
@@ -57,6 +60,9 @@ type Member struct {
 	// CatchingUp: the member started without Raft state (new, or its
 	// disk was lost) and has not caught up yet; it does not vote.
 	CatchingUp bool `json:"catching_up,omitempty"`
+	// Progress is the member's applied index, lag and last contact as the
+	// leader sees them (absent when no leader answered in time).
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Versions are the formats a node writes (and the newest it can apply),
@@ -122,6 +128,7 @@ func (n *Node) Status(ctx context.Context) (any, error) {
 		st.Ready = true
 	}
 	st.Members = n.members(cf.Configuration(), leaderID)
+	st.ProgressFrom = n.memberProgress(ctx, cf.Configuration().Servers, st.Members)
 	stats := n.raft.Stats()
 	for _, k := range statsKeys {
 		if v, ok := stats[k]; ok {
@@ -193,7 +200,9 @@ func (n *Node) Members(ctx context.Context) (any, error) {
 		return nil, raftError("members", err, true)
 	}
 	_, leaderID := n.raft.LeaderWithID()
-	return n.members(cf.Configuration(), leaderID), nil
+	ms := n.members(cf.Configuration(), leaderID)
+	n.memberProgress(ctx, cf.Configuration().Servers, ms)
+	return ms, nil
 }
 
 // role names a Raft state for humans ("leader", "follower", ...).

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/arbordb/arbor/cluster"
 )
@@ -126,7 +127,7 @@ Flags:
 // printMembers writes the members as a table.
 func printMembers(w io.Writer, ms []cluster.Member) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tSUFFRAGE\tHEALTH\tFORMATS\tROLE")
+	fmt.Fprintln(tw, "ID\tRAFT ADDRESS\tSUFFRAGE\tHEALTH\tAPPLIED\tLAG\tLAST CONTACT\tFORMATS\tROLE")
 	for _, m := range ms {
 		formats := "?"
 		if m.Versions != nil {
@@ -139,9 +140,38 @@ func printMembers(w io.Writer, ms []cluster.Member) {
 		if m.Self {
 			role = append(role, "(this node)")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, orDash(m.Address), strings.ToLower(m.Suffrage), m.Health, formats, strings.Join(role, " "))
+		applied, lag, contact := progressColumns(m)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, orDash(m.Address), strings.ToLower(m.Suffrage), m.Health,
+			applied, lag, contact, formats, strings.Join(role, " "))
 	}
 	tw.Flush()
+}
+
+// progressColumns are a member's applied index, lag and last contact as
+// the leader sees them ("-" where unknown; "stale" when the leader has not
+// heard from it lately).
+func progressColumns(m cluster.Member) (applied, lag, contact string) {
+	applied, lag, contact = "-", "-", "-"
+	p := m.Progress
+	if p == nil {
+		return applied, lag, contact
+	}
+	if p.AppliedIndex != nil && p.Lag != nil {
+		applied, lag = fmt.Sprint(*p.AppliedIndex), fmt.Sprint(*p.Lag)
+	}
+	switch {
+	case m.Leader:
+		contact = "leader"
+	case p.LastContactMS != nil:
+		contact = (time.Duration(*p.LastContactMS) * time.Millisecond).String() + " ago"
+	}
+	switch {
+	case p.Stale && contact == "-":
+		contact = "stale"
+	case p.Stale:
+		contact = "stale, " + contact
+	}
+	return applied, lag, contact
 }
 
 func orDash(s string) string {

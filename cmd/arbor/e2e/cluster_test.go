@@ -39,6 +39,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	}{
 		{"WriteToFollowerVisibleEverywhere", testFollowerWriteVisible},
 		{"StatusAndMembersCLI", testStatusCLI},
+		{"StatusShowsEveryMembersProgress", testStatusProgress},
 		{"FirebaseTransactionsOverAllNodes", testClusterTransactions},
 		{"LeaderKillAndRestart", testLeaderKill},
 		{"FollowerCatchesUpBySnapshot", testSnapshotCatchUp},

@@ -32,7 +32,9 @@ const consoleRules = `{
 // real nodes: sign in, page a node of 100,000 children, edit values and
 // read them back over REST, watch a write made on another node arrive,
 // save rules with an error and see it at its line, ask the playground,
-// check keyboard use and contrast, and watch a killed member turn red.
+// check keyboard use and contrast, and see every member's applied index,
+// lag and last contact, and a killed member turn red, on the leader's
+// page and on a follower's.
 // With ARBOR_CONSOLE_SCREENSHOTS=<dir> it also writes the README's
 // screenshots there (make console-screenshots writes them to docs/).
 func TestConsole(t *testing.T) {
@@ -196,15 +198,35 @@ func TestConsole(t *testing.T) {
 
 	step("cluster", func(t *testing.T) {
 		b.ShotOnFailure(t)
-		b.Must(t, "open the cluster page", chromedp.Navigate(n1.URL("/_/#/cluster")))
-		b.WaitJS(t, "three members up", `document.querySelectorAll("#members tr.up").length === 3`)
-		b.WaitJS(t, "charts of a few samples from /metrics", `["reads", "writes", "p99", "streams"].every((c) =>
-			(document.querySelector("#chart-" + c + " .line").getAttribute("points") || "").split(" ").length >= 3)`)
-		docsShot(t, b, "console-cluster.png")
+		leader := c.WaitStable(t, c.Nodes...)
+		others := c.Others(leader)
+		follower, victim := others[0], others[1]
+		// Every member's applied index and lag are the leader's view, on
+		// the leader's page and on a follower's alike.
+		for _, n := range []*Node{leader, follower} {
+			openClusterPage(t, b, n)
+			b.WaitJS(t, "three members up with their applied index, lag and last contact, as "+leader.Name+" sees them",
+				membersJS(leader.Name, `rows.length === 3 && rows.every((r) => r.classList.contains("up") &&
+					/^[1-9]\d*$/.test(cell(r, "applied")) && /^\d+$/.test(cell(r, "lag")) &&
+					(r.dataset.member === `+jsString(leader.Name)+` ? cell(r, "contact") === "is the leader" : / ago$/.test(cell(r, "contact"))))`))
+			if n == leader {
+				b.WaitJS(t, "charts of a few samples from /metrics", `["reads", "writes", "p99", "streams"].every((c) =>
+					(document.querySelector("#chart-" + c + " .line").getAttribute("points") || "").split(" ").length >= 3)`)
+				docsShot(t, b, "console-cluster.png")
+				checkAccessibility(t, b)
+			}
+		}
+		victim.Kill(t)
+		// The follower's page is open: the victim turns red there, then on
+		// the leader's.
+		for _, n := range []*Node{follower, leader} {
+			if n != follower {
+				openClusterPage(t, b, n)
+			}
+			b.WaitJS(t, victim.Name+" red on "+n.Name+"'s page", membersJS(leader.Name, `rows.length === 3 && rows.every((r) =>
+				r.classList.contains(r.dataset.member === `+jsString(victim.Name)+` ? "down" : "up"))`))
+		}
 		checkAccessibility(t, b)
-		n3.Kill(t)
-		b.WaitJS(t, "n3 red", `document.querySelector('#members tr[data-member="n3"]')?.classList.contains("down")`)
-		b.WaitJS(t, "the others still up", `document.querySelectorAll("#members tr.up").length === 2`)
 	})
 
 	// The stream URLs carry the credential (?auth=): no node may log them.
@@ -213,6 +235,30 @@ func TestConsole(t *testing.T) {
 			t.Errorf("%s logged a stream URL with its credential", n.Name)
 		}
 	}
+}
+
+// openClusterPage opens n's console on the cluster page, signing in if
+// the browser has no credential for n's origin yet.
+func openClusterPage(t *testing.T, b *Browser, n *Node) {
+	t.Helper()
+	b.Must(t, "open the cluster page of "+n.Name, chromedp.Navigate(n.URL("/_/#/cluster")))
+	b.WaitJS(t, "the sign-in form or the cluster page", `!document.getElementById("signin").hidden || !document.getElementById("page-cluster").hidden`)
+	if Eval[bool](t, b, `!document.getElementById("signin").hidden`) {
+		b.Must(t, "sign in to "+n.Name, chromedp.SendKeys(chromedp.CSS("#credential"), AdminSecret+kb.Enter))
+	}
+	b.WaitJS(t, n.Name+"'s cluster page", `!document.getElementById("page-cluster").hidden &&
+		document.querySelector('#members tr[data-member=`+jsString(n.Name)+`] th')?.textContent.includes("(this node)")`)
+}
+
+// membersJS is a JavaScript test of the members table, cond over rows
+// (the table's rows) and cell(row, class) (a cell's text), that also
+// requires the page to say whose view the progress columns show.
+func membersJS(leader, cond string) string {
+	return `(() => {
+		const rows = [...document.querySelectorAll("#members tr")];
+		const cell = (r, c) => r.querySelector("td." + c)?.textContent ?? "";
+		return document.getElementById("cluster-status").textContent.includes("as leader " + ` + jsString(leader) + ` + " sees them") && (` + cond + `);
+	})()`
 }
 
 // shots is where TestConsole writes the documentation's screenshots

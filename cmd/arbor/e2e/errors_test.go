@@ -211,6 +211,7 @@ func testStatusEndpoint(t *testing.T, n *Node) {
 			Commit  uint64           `json:"commit_index"`
 			Applied uint64           `json:"applied_index"`
 			Members []map[string]any `json:"members"`
+			From    string           `json:"progress_from"`
 		}
 		if err := json.Unmarshal([]byte(r.Body), &st); err != nil {
 			t.Fatalf("/status body %q: %v", r.Body, err)
@@ -219,7 +220,13 @@ func testStatusEndpoint(t *testing.T, n *Node) {
 			t.Errorf("/status: %+v", st)
 		}
 		if len(st.Members) != 1 || st.Members[0]["id"] != n.Name || st.Members[0]["address"] == "" || st.Members[0]["versions"] == nil {
-			t.Errorf("/status members: %v", st.Members)
+			t.Fatalf("/status members: %v", st.Members)
+		}
+		// A lone leader's progress is its own: applied, no lag to speak
+		// of, no contact with itself.
+		p, _ := st.Members[0]["progress"].(map[string]any)
+		if st.From != n.Name || p == nil || p["applied_index"] == nil || p["lag"] == nil || p["last_contact_ms"] != nil || p["stale"] != false {
+			t.Errorf("/status progress from %q: %v", st.From, st.Members[0]["progress"])
 		}
 	}
 }

@@ -1,5 +1,6 @@
-// The cluster page: the members from /status, this node's Raft state, and
-// live charts from its own /metrics (the node's Prometheus text).
+// The cluster page: the members from /status (with their progress as the
+// leader sees it), this node's Raft state, and live charts from its own
+// /metrics (the node's Prometheus text).
 import {request, el} from './api.js';
 import {chart} from './chart.js';
 
@@ -55,7 +56,8 @@ async function tick() {
     elections(st, m);
     certs(m);
     sample(m);
-    ui.status.textContent = 'Updated ' + new Date().toLocaleTimeString();
+    ui.status.textContent = 'Updated ' + new Date().toLocaleTimeString() +
+      (st.progress_from ? `; applied, lag and contact as leader ${st.progress_from} sees them.` : '; no leader answered, so applied, lag and contact are unknown.');
     ui.status.classList.remove('error');
   } catch (e) {
     ui.status.textContent = 'Could not reach the node: ' + e.message;
@@ -63,22 +65,35 @@ async function tick() {
   }
 }
 
+// members draws one row per member. Applied index, lag and last contact
+// are the leader's view (progress_from), the same on every node; a member
+// gossip does not see alive, or the leader has not heard from lately, is
+// down (red).
 function members(st) {
-  const lag = st.commit_index - st.applied_index;
   ui.members.replaceChildren(...st.members.map((m) => {
-    const up = m.health === 'alive';
+    const p = m.progress;
+    const up = m.health === 'alive' && !p?.stale;
     const v = m.versions;
+    const health = [m.health, p?.stale ? 'no contact with the leader' : '', m.catching_up ? 'catching up' : ''].filter(Boolean).join(', ');
     return el('tr', {class: up ? 'up' : 'down', 'data-member': m.id},
       el('th', {scope: 'row'}, m.id + (m.self ? ' (this node)' : ''), el('div', {class: 'sub'}, m.address)),
       el('td', {}, m.leader ? 'leader' : 'follower'),
       el('td', {}, m.suffrage === 'Voter' ? 'voter' : 'non-voter'),
-      el('td', {class: 'health'}, el('span', {class: 'dot', 'aria-hidden': 'true'}), m.health + (m.catching_up ? ', catching up' : '')),
-      el('td', {}, m.self ? String(st.applied_index) : '—'),
-      el('td', {}, m.self ? String(lag) : '—'),
-      el('td', {}, m.self ? (m.leader ? 'is the leader' : st.raft?.last_contact ?? '—') : m.health_since ? 'since ' + new Date(m.health_since).toLocaleTimeString() : '—'),
+      el('td', {class: 'health'}, el('span', {class: 'dot', 'aria-hidden': 'true'}), health),
+      el('td', {class: 'applied'}, p?.applied_index !== undefined ? String(p.applied_index) : '—'),
+      el('td', {class: 'lag'}, p?.lag !== undefined ? String(p.lag) : '—'),
+      el('td', {class: 'contact'}, contact(m, p)),
       el('td', {}, v?.release || '—'),
       el('td', {}, v ? `entry ${v.entry_format}, snapshot ${v.snapshot_format}` : '—'));
   }));
+}
+
+// contact says when the leader last heard from a member.
+function contact(m, p) {
+  if (m.leader) return 'is the leader';
+  const ms = p?.last_contact_ms;
+  if (ms === undefined) return p ? 'not yet' : '—';
+  return ms < 1000 ? `${ms} ms ago` : `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s ago`;
 }
 
 function facts(st, m) {
