@@ -96,14 +96,30 @@ func (s *session) write(rq request) {
 			return
 		}
 	}
-	if _, err := s.judgeAndPropose(ctx, &cmd); err != nil {
+	a, err := s.judgeAndPropose(ctx, &cmd)
+	if err != nil {
 		s.fail(rq, err)
 		return
 	}
-	// The changes the write made are sent first when this node has
-	// applied it already, as a client expects of its own write.
+	// The changes the write made are sent before its ok: on the ok the
+	// SDKs drop their local copy of the write and show what the server
+	// sent, which must already hold it (else the value flickers back).
+	s.awaitOwnChanges(ctx, a.Index)
 	s.pump()
 	s.ok(rq, nil)
+}
+
+// awaitOwnChanges waits until this node has handed the changes of the
+// write at index to the listens' feeds. A follower applies a write it
+// forwarded only after the leader answered it. Past ctx the answer goes
+// anyway: the write is made, only the order is lost.
+func (s *session) awaitOwnChanges(ctx context.Context, index uint64) {
+	if len(s.listens) == 0 || index == 0 {
+		return
+	}
+	if err := s.srv.deps.Events.WaitDelivered(ctx, index); err != nil {
+		s.srv.cfg.Logger.Debug("realtime: a write's changes were not delivered before its answer", "session", s.id, "index", index, "err", err)
+	}
 }
 
 // command builds the write of b: a set, or an update when merge. The body
