@@ -12,6 +12,10 @@ import (
 
 // handle serves one request; every error becomes its answer's status.
 func (s *session) handle(rq request) {
+	if rq.tooBig {
+		s.fail(rq, tree.Public(tree.ErrTooLarge, fmt.Sprintf("the message is over %d bytes", s.srv.cfg.MaxMessageBytes)))
+		return
+	}
 	switch rq.action {
 	case "s": // stats: nothing to keep
 		s.ok(rq, nil)

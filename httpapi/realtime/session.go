@@ -151,6 +151,17 @@ func (s *session) readLoop() {
 			return
 		}
 		msg, err := a.add(data)
+		var over *oversizedError
+		if errors.As(err, &over) {
+			if id, ok := requestNumber(over.head); ok {
+				msg, err = nil, nil
+				select {
+				case s.reqs <- request{id: id, tooBig: true}:
+				case <-s.ctx.Done():
+					return
+				}
+			}
+		}
 		if err != nil {
 			s.closeWith(closeTooBig, err)
 			return
