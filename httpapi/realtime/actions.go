@@ -108,20 +108,31 @@ func (s *session) write(rq request) {
 	// The changes the write made are sent before its ok: on the ok the
 	// SDKs drop their local copy of the write and show what the server
 	// sent, which must already hold it (else the value flickers back).
-	s.awaitOwnChanges(ctx, a.Index)
+	s.awaitOwnChanges(ctx, cmd.Path.NodePath(), a.Index)
 	s.pump()
 	s.ok(rq, nil)
 }
 
 // awaitOwnChanges waits until this node has handed the changes of the
-// write at index to the listens' feeds. A follower applies a write it
-// forwarded only after the leader answered it. Past ctx the answer goes
-// anyway: the write is made, only the order is lost.
-func (s *session) awaitOwnChanges(ctx context.Context, index uint64) {
+// write at index (at path) to the listens' feeds. A follower applies a
+// write it forwarded only after the leader answered it, and would learn
+// that it is committed only with the leader's next heartbeat: a read
+// barrier makes it catch up at once. Past ctx the answer goes anyway: the
+// write is made, only the order is lost.
+func (s *session) awaitOwnChanges(ctx context.Context, path tree.Path, index uint64) {
 	if len(s.listens) == 0 || index == 0 {
 		return
 	}
-	if err := s.srv.deps.Events.WaitDelivered(ctx, index); err != nil {
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if s.srv.deps.Events.WaitDelivered(done, index) == nil {
+		return // the leader, or a follower that has applied it already
+	}
+	_, err := s.srv.deps.DB.Read(ctx, fsm.Read{Path: path, Linearizable: true})
+	if err == nil {
+		err = s.srv.deps.Events.WaitDelivered(ctx, index)
+	}
+	if err != nil {
 		s.srv.cfg.Logger.Debug("realtime: a write's changes were not delivered before its answer", "session", s.id, "index", index, "err", err)
 	}
 }

@@ -50,7 +50,8 @@ type Events interface {
 	// index have been handed to the feeds they concern, or with ctx's
 	// error. A write's ok waits for it, so that the client's listens show
 	// its own write first, as the SDKs expect: a node applies a write it
-	// forwarded to the leader only after the leader has answered it.
+	// forwarded to the leader only after the leader has answered it. It
+	// returns nil at once when they were delivered already, whatever ctx.
 	WaitDelivered(ctx context.Context, index uint64) error
 }
 
