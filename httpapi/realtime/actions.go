@@ -113,6 +113,17 @@ func (s *session) write(rq request) {
 	s.ok(rq, nil)
 }
 
+// listensTouch reports whether a listen's location is at, above or below
+// path: whether a write there may change what a listen shows.
+func (s *session) listensTouch(path tree.Path) bool {
+	for _, l := range s.listens {
+		if l.path.HasPrefix(path) || path.HasPrefix(l.path) {
+			return true
+		}
+	}
+	return false
+}
+
 // awaitOwnChanges waits until this node has handed the changes of the
 // write at index (at path) to the listens' feeds. A follower applies a
 // write it forwarded only after the leader answered it, and would learn
@@ -120,7 +131,7 @@ func (s *session) write(rq request) {
 // barrier makes it catch up at once. Past ctx the answer goes anyway: the
 // write is made, only the order is lost.
 func (s *session) awaitOwnChanges(ctx context.Context, path tree.Path, index uint64) {
-	if len(s.listens) == 0 || index == 0 {
+	if index == 0 || !s.listensTouch(path) {
 		return
 	}
 	done, cancel := context.WithCancel(ctx)
