@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
@@ -124,12 +125,17 @@ func (s *session) listensTouch(path tree.Path) bool {
 	return false
 }
 
+// ownChangesWait bounds how long a write's ok waits for its changes: a
+// follower cut off from the leader right after the write was made would
+// otherwise hold the ok for the whole request timeout.
+const ownChangesWait = 5 * time.Second
+
 // awaitOwnChanges waits until this node has handed the changes of the
 // write at index (at path) to the listens' feeds. A follower applies a
 // write it forwarded only after the leader answered it, and would learn
 // that it is committed only with the leader's next heartbeat: a read
-// barrier makes it catch up at once. Past ctx the answer goes anyway: the
-// write is made, only the order is lost.
+// barrier makes it catch up at once. Past ctx or ownChangesWait the
+// answer goes anyway: the write is made, only the order is lost.
 func (s *session) awaitOwnChanges(ctx context.Context, path tree.Path, index uint64) {
 	if index == 0 || !s.listensTouch(path) {
 		return
@@ -139,6 +145,8 @@ func (s *session) awaitOwnChanges(ctx context.Context, path tree.Path, index uin
 	if s.srv.deps.Events.WaitDelivered(done, index) == nil {
 		return // the leader, or a follower that has applied it already
 	}
+	ctx, cancel = context.WithTimeout(ctx, ownChangesWait)
+	defer cancel()
 	_, err := s.srv.deps.DB.Read(ctx, fsm.Read{Path: path, Linearizable: true})
 	if err == nil {
 		err = s.srv.deps.Events.WaitDelivered(ctx, index)
