@@ -47,6 +47,11 @@ func (e realtimeEvents) Subscribe(loc tree.Path, as *fsm.Access, wake func()) (r
 	return f, nil
 }
 
+// WaitDelivered implements realtime.Events.
+func (e realtimeEvents) WaitDelivered(ctx context.Context, index uint64) error {
+	return e.s.hub.waitDelivered(ctx, index)
+}
+
 // feed is one listen's subscription.
 type feed struct {
 	s      *Server

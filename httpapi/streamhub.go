@@ -163,6 +163,11 @@ type hub struct {
 	// detached are the HTTP/1.1 streams on connections of their own
 	// (streamconn.go).
 	detached detachedStreams
+	// delivered is the highest log index whose events were routed, and
+	// deliveredCh (made by a waiter, closed by publish) wakes the writes
+	// waiting for it (hubdelivered.go).
+	delivered   uint64
+	deliveredCh chan struct{}
 }
 
 // subscribeSince registers s and returns the recent events after index,
@@ -243,6 +248,7 @@ func (h *hub) close() {
 	defer h.mu.Unlock()
 	h.closed = true
 	h.root.each(func(s *subscriber) { s.finish("") })
+	h.wakeDeliveredLocked()
 }
 
 // each calls fn for every subscriber at or below n.
@@ -336,6 +342,7 @@ func (h *hub) publish(events []fsm.Event) {
 		s.batchEnd()
 	}
 	h.ended = h.ended[:0]
+	h.markDelivered(events)
 }
 
 // deliver sends e to the subscribers it concerns: those at or above its

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/arbordb/arbor/fsm"
 	"github.com/arbordb/arbor/fsm/tree"
@@ -12,6 +13,10 @@ import (
 
 // handle serves one request; every error becomes its answer's status.
 func (s *session) handle(rq request) {
+	if rq.tooBig {
+		s.fail(rq, tree.Public(tree.ErrTooLarge, fmt.Sprintf("the message is over %d bytes", s.srv.cfg.MaxMessageBytes)))
+		return
+	}
 	switch rq.action {
 	case "s": // stats: nothing to keep
 		s.ok(rq, nil)
@@ -96,14 +101,59 @@ func (s *session) write(rq request) {
 			return
 		}
 	}
-	if _, err := s.judgeAndPropose(ctx, &cmd); err != nil {
+	a, err := s.judgeAndPropose(ctx, &cmd)
+	if err != nil {
 		s.fail(rq, err)
 		return
 	}
-	// The changes the write made are sent first when this node has
-	// applied it already, as a client expects of its own write.
+	// The changes the write made are sent before its ok: on the ok the
+	// SDKs drop their local copy of the write and show what the server
+	// sent, which must already hold it (else the value flickers back).
+	s.awaitOwnChanges(ctx, cmd.Path.NodePath(), a.Index)
 	s.pump()
 	s.ok(rq, nil)
+}
+
+// listensTouch reports whether a listen's location is at, above or below
+// path: whether a write there may change what a listen shows.
+func (s *session) listensTouch(path tree.Path) bool {
+	for _, l := range s.listens {
+		if l.path.HasPrefix(path) || path.HasPrefix(l.path) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownChangesWait bounds how long a write's ok waits for its changes: a
+// follower cut off from the leader right after the write was made would
+// otherwise hold the ok for the whole request timeout.
+const ownChangesWait = 5 * time.Second
+
+// awaitOwnChanges waits until this node has handed the changes of the
+// write at index (at path) to the listens' feeds. A follower applies a
+// write it forwarded only after the leader answered it, and would learn
+// that it is committed only with the leader's next heartbeat: a read
+// barrier makes it catch up at once. Past ctx or ownChangesWait the
+// answer goes anyway: the write is made, only the order is lost.
+func (s *session) awaitOwnChanges(ctx context.Context, path tree.Path, index uint64) {
+	if index == 0 || !s.listensTouch(path) {
+		return
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if s.srv.deps.Events.WaitDelivered(done, index) == nil {
+		return // the leader, or a follower that has applied it already
+	}
+	ctx, cancel = context.WithTimeout(ctx, ownChangesWait)
+	defer cancel()
+	_, err := s.srv.deps.DB.Read(ctx, fsm.Read{Path: path, Linearizable: true})
+	if err == nil {
+		err = s.srv.deps.Events.WaitDelivered(ctx, index)
+	}
+	if err != nil {
+		s.srv.cfg.Logger.Debug("realtime: a write's changes were not delivered before its answer", "session", s.id, "index", index, "err", err)
+	}
 }
 
 // command builds the write of b: a set, or an update when merge. The body

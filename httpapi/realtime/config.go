@@ -34,8 +34,9 @@ type Config struct {
 	MaxPendingRequests int
 	// WriteTimeout bounds the writing of one message to the client.
 	WriteTimeout time.Duration
-	// IdleTimeout closes a connection that sent nothing, not even a
-	// keep-alive (the SDKs send one every 45 s), for this long.
+	// IdleTimeout closes a connection whose client, for this long, sent
+	// no message and answered no WebSocket ping (sent after half of it
+	// in silence: a client that only listens may never send anything).
 	IdleTimeout time.Duration
 	// RequestTimeout bounds the handling of one request (a write's
 	// replication, a read's barrier).

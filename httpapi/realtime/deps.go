@@ -46,6 +46,13 @@ type Events interface {
 	// (Change.Index). wake is called, without blocking and never under a
 	// lock the caller could need, whenever the feed has changes to Take.
 	Subscribe(loc tree.Path, as *fsm.Access, wake func()) (Feed, error)
+	// WaitDelivered returns once the changes of every log entry up to
+	// index have been handed to the feeds they concern, or with ctx's
+	// error. A write's ok waits for it, so that the client's listens show
+	// its own write first, as the SDKs expect: a node applies a write it
+	// forwarded to the leader only after the leader has answered it. It
+	// returns nil at once when they were delivered already, whatever ctx.
+	WaitDelivered(ctx context.Context, index uint64) error
 }
 
 // Feed is one subscription of Events.

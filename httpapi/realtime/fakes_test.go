@@ -21,12 +21,70 @@ type fsmDB struct {
 
 	subMu sync.Mutex
 	subs  map[*fakeFeed]struct{}
+
+	// lagged, when set, holds the events of applied entries back from
+	// the feeds until it is drained (lagFeeds): a follower that applies a
+	// write after the leader has answered it.
+	lagged chan []fsm.Event
+
+	delivMu   sync.Mutex
+	delivered uint64
+	delivCh   chan struct{}
 }
 
 func newFSMDB() *fsmDB {
-	d := &fsmDB{f: fsm.New(), subs: map[*fakeFeed]struct{}{}}
-	d.f.SetEventSink(d.publish)
+	d := &fsmDB{f: fsm.New(), subs: map[*fakeFeed]struct{}{}, delivCh: make(chan struct{})}
+	d.f.SetEventSink(d.sink)
 	return d
+}
+
+// lagFeeds makes the events of every later write reach the feeds after
+// its Propose has returned, each after delay.
+func (d *fsmDB) lagFeeds(delay time.Duration) {
+	d.lagged = make(chan []fsm.Event, 1024)
+	go func() {
+		for events := range d.lagged {
+			time.Sleep(delay)
+			d.route(events)
+		}
+	}()
+}
+
+func (d *fsmDB) sink(events []fsm.Event) {
+	if d.lagged != nil {
+		d.lagged <- events
+		return
+	}
+	d.route(events)
+}
+
+// route hands events to the feeds, then counts them delivered.
+func (d *fsmDB) route(events []fsm.Event) {
+	d.publish(events)
+	d.delivMu.Lock()
+	for _, e := range events {
+		d.delivered = max(d.delivered, e.Index)
+	}
+	close(d.delivCh)
+	d.delivCh = make(chan struct{})
+	d.delivMu.Unlock()
+}
+
+// WaitDelivered implements Events.
+func (d *fsmDB) WaitDelivered(ctx context.Context, index uint64) error {
+	for {
+		d.delivMu.Lock()
+		done, ch := d.delivered >= index, d.delivCh
+		d.delivMu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (d *fsmDB) Read(_ context.Context, r fsm.Read) (fsm.ReadResult, error) { return d.f.ReadAs(r) }

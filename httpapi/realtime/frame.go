@@ -30,23 +30,41 @@ var (
 type assembler struct {
 	limit   int64  // Config.MaxMessageBytes
 	want    int    // frames still expected for the message being read
-	partial []byte // what came of it so far
+	partial []byte // what came of it so far (its head only, when skipping)
+	// skipping is set while a message over the limit is read to its end
+	// and dropped (oversized.go); skipped counts its bytes.
+	skipping bool
+	skipped  int64
 }
 
 // add takes one frame. It returns a whole message when one is complete,
-// nil for a keep-alive, a count frame or a part, and an error (wrapping
-// errTooBig or errBadFrame) when the framing cannot go on.
+// nil for a keep-alive, a count frame or a part, an *oversizedError when
+// the last frame of a message over the limit came, and an error wrapping
+// errTooBig when the framing cannot go on.
 func (a *assembler) add(f []byte) ([]byte, error) {
 	if a.want > 0 {
-		if int64(len(a.partial))+int64(len(f)) > a.limit {
-			return nil, fmt.Errorf("%w: over %d bytes", errTooBig, a.limit)
+		if !a.skipping && int64(len(a.partial))+int64(len(f)) > a.limit {
+			keep := int(min(headBytes, a.limit))
+			a.skipping, a.skipped = true, int64(len(a.partial))
+			head := append(a.partial, f[:min(len(f), keep)]...)
+			a.partial = append([]byte(nil), head[:min(len(head), keep)]...)
 		}
-		a.partial = append(a.partial, f...)
+		if a.skipping {
+			if a.skipped += int64(len(f)); a.skipped > skipFactor*a.limit {
+				return nil, fmt.Errorf("%w: over %d bytes", errTooBig, a.limit)
+			}
+		} else {
+			a.partial = append(a.partial, f...)
+		}
 		if a.want--; a.want > 0 {
 			return nil, nil
 		}
 		msg := a.partial
 		a.partial = nil
+		if a.skipping {
+			a.skipping, a.skipped = false, 0
+			return nil, &oversizedError{head: msg, limit: a.limit}
+		}
 		return msg, nil
 	}
 	if n, ok := frameCount(f); ok {

@@ -34,6 +34,9 @@ type request struct {
 	id     json.RawMessage
 	action string
 	body   json.RawMessage // an object, or nil
+	// tooBig is a request whose message was over the size limit: only
+	// its number is known, and it is answered too_big.
+	tooBig bool
 }
 
 // envelope is a message's outer layer.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -17,7 +18,7 @@ var (
 	errShutdown    = errors.New("the server is shutting down")
 	errTooSlow     = errors.New("too slow: the client did not read what was sent to it")
 	errWriteFailed = errors.New("writing to the client failed")
-	errIdle        = errors.New("idle: nothing received within the idle timeout")
+	errIdle        = errors.New("idle: no message and no pong within the idle timeout")
 )
 
 // session is one connection: a reader goroutine that reads frames and
@@ -47,6 +48,12 @@ type session struct {
 	disconnects map[string]struct{} // paths with onDisconnect operations
 	registered  bool                // some operation was registered
 	expiry      *time.Timer         // fires when the token expires
+
+	// started and lastHeard (time since started) time the client's
+	// silence; idleTimer checks it (keepalive.go).
+	started   time.Time
+	lastHeard atomic.Int64
+	idleTimer atomic.Pointer[time.Timer]
 }
 
 func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
@@ -59,6 +66,7 @@ func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
 		who:         s.anonymous(),
 		listens:     map[listenKey]*listen{},
 		disconnects: map[string]struct{}{},
+		started:     time.Now(),
 	}
 }
 
@@ -71,6 +79,7 @@ func (s *session) run(parent context.Context) {
 	s.hello()
 	go s.out.writeLoop(s.ctx, s.conn, s)
 	go s.readLoop()
+	s.watchIdle()
 	s.loop()
 	s.finish()
 }
@@ -128,14 +137,9 @@ func (s *session) loop() {
 func (s *session) readLoop() {
 	a := assembler{limit: s.srv.cfg.MaxMessageBytes}
 	for {
-		rctx, cancel := context.WithTimeout(s.ctx, s.srv.cfg.IdleTimeout)
-		typ, data, err := s.conn.Read(rctx)
-		idle := rctx.Err() != nil && s.ctx.Err() == nil
-		cancel()
+		typ, data, err := s.conn.Read(s.ctx)
+		s.heard()
 		switch {
-		case idle:
-			s.end(errIdle)
-			return
 		case errors.Is(err, websocket.ErrMessageTooBig):
 			s.closeWith(closeTooBig, fmt.Errorf("%w: over %d bytes", errTooBig, s.srv.cfg.MaxMessageBytes))
 			return
@@ -147,6 +151,17 @@ func (s *session) readLoop() {
 			return
 		}
 		msg, err := a.add(data)
+		var over *oversizedError
+		if errors.As(err, &over) {
+			if id, ok := requestNumber(over.head); ok {
+				msg, err = nil, nil
+				select {
+				case s.reqs <- request{id: id, tooBig: true}:
+				case <-s.ctx.Done():
+					return
+				}
+			}
+		}
 		if err != nil {
 			s.closeWith(closeTooBig, err)
 			return
@@ -189,6 +204,7 @@ func (s *session) finish() {
 	if s.expiry != nil {
 		s.expiry.Stop()
 	}
+	s.idleTimer.Load().Stop()
 	cause := context.Cause(s.ctx)
 	switch {
 	case errors.Is(cause, errShutdown):

@@ -105,15 +105,22 @@ func TestSplitFrames(t *testing.T) {
 	}
 }
 
-// A message over the limit closes the connection with "message too big",
-// whether it comes in one frame or announced in several.
+// A message over the limit that comes in frames is read to its end and
+// answered too_big, and the connection goes on (the SDKs would otherwise
+// send the write again on every reconnect); one frame over the limit
+// closes the connection with "message too big".
 func TestMessageTooBig(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
-	body := `{"t":"d","d":{"r":1,"a":"p","b":{"p":"/x","d":"` + strings.Repeat("x", 100<<10) + `"}}}`
+	// The head as the official JS SDK wrote it (an 18 MB set), padded.
+	body := `{"t":"d","d":{"r":2,"a":"p","b":{"p":"/t/huge","d":{"a":"` + strings.Repeat("x", 100<<10) + `"}}}}`
 	c := r.dial()
-	_ = c.trySendText(body) // in frames: the server may close before the last
-	if code, reason := c.waitClosed(); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "too big") {
-		t.Fatalf("closed with %d %q", code, reason)
+	c.sendText(body)
+	if st, msg, _ := c.answer(2); st != "too_big" || !strings.Contains(msg.(string), "65536 bytes") {
+		t.Fatalf("answered %s %v", st, msg)
+	}
+	c.next = 3
+	if st, _, _ := c.do("g", map[string]any{"p": "/t/huge", "q": map[string]any{}}); st != "ok" {
+		t.Fatalf("the connection after it: %s", st)
 	}
 	c = r.dial()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -121,6 +128,42 @@ func TestMessageTooBig(t *testing.T) {
 	_ = c.conn.Write(ctx, websocket.MessageText, []byte(body)) // one frame
 	if code, _ := c.waitClosed(); code != websocket.StatusMessageTooBig {
 		t.Fatalf("one large frame: closed with %d", code)
+	}
+}
+
+// An oversized message whose request number cannot be told (its body
+// comes first), or that goes on past four times the limit, closes the
+// connection.
+func TestMessageTooBigCutOff(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
+	for name, body := range map[string]string{
+		"body first": `{"t":"d","d":{"b":{"p":"/x","d":"` + strings.Repeat("x", 100<<10) + `"},"r":1,"a":"p"}}`,
+		"endless":    `{"t":"d","d":{"r":1,"a":"p","b":{"p":"/x","d":"` + strings.Repeat("x", 300<<10) + `"}}}`,
+	} {
+		c := r.dial()
+		_ = c.trySendText(body) // the server may close before the last frame
+		if code, reason := c.waitClosed(); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "too big") {
+			t.Fatalf("%s: closed with %d %q", name, code, reason)
+		}
+	}
+}
+
+// The request number is read from an oversized message's head only
+// where it is sure to be the request's.
+func TestRequestNumber(t *testing.T) {
+	for head, want := range map[string]string{
+		`{"t":"d","d":{"r":17,"a":"p","b":{"p":"/x","d":"xx`: "17",
+		`{"d":{"a":"m","r":3,"b":{"p":"/x"`:                  "3",
+		`{"t":"d","d":{"b":{"p":"/x","d":{"r":5}},"r":1`:     "",
+		`{"t":"d","d":{"r":`:                                 "",
+		`{"t":"d","d":{"r":12`:                               "",
+		`{"t":"d","d":{"r":"x","b":{}`:                       "",
+		`{"t":"d"`:                                           "",
+	} {
+		got, ok := requestNumber([]byte(head))
+		if string(got) != want || ok != (want != "") {
+			t.Errorf("%s: got %q %v, want %q", head, got, ok, want)
+		}
 	}
 }
 

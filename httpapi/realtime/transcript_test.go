@@ -7,13 +7,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Transcripts (testdata/transcripts/*.txt) are exchanges after the
 // hello: "> " lines are sent as they are, "< " lines are the messages the
 // server must send next, compared as JSON values. "!set <path> <json>"
 // and "!rules <json>" prepare the database as an admin before the
-// connection opens. Blank lines and "#" comments are skipped.
+// connection opens; "!lag <duration>" makes the node's feeds see each
+// write that long after its Propose returned, as a follower's do. Blank lines and "#" comments are skipped.
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/transcripts/*.txt")
 	if err != nil || len(files) == 0 {
@@ -40,6 +42,12 @@ func runTranscript(t *testing.T, file string) {
 			if err := r.db.set(path, v); err != nil {
 				t.Fatalf("%s: %v", at(), err)
 			}
+		case strings.HasPrefix(line, "!lag "):
+			d, err := time.ParseDuration(strings.TrimPrefix(line, "!lag "))
+			if err != nil || c != nil {
+				t.Fatalf("%s: !lag needs a duration, before the first message: %v", at(), err)
+			}
+			r.db.lagFeeds(d)
 		case strings.HasPrefix(line, "!rules "):
 			if err := r.db.setRules(strings.TrimPrefix(line, "!rules ")); err != nil {
 				t.Fatalf("%s: %v", at(), err)
