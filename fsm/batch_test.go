@@ -54,8 +54,8 @@ func TestApplyBatchMatchesApply(t *testing.T) {
 		logs := entries(randomCommands(seed, 300))
 		one, batched := New(), New()
 		var evOne, evBatched []Event
-		one.SetEventSink(func(e []Event) { evOne = append(evOne, e...) })
-		batched.SetEventSink(func(e []Event) { evBatched = append(evBatched, e...) })
+		one.SetEventSink(func(_ uint64, e []Event) { evOne = append(evOne, e...) })
+		batched.SetEventSink(func(_ uint64, e []Event) { evBatched = append(evBatched, e...) })
 
 		var respOne, respBatched []string
 		for _, l := range logs {

@@ -42,7 +42,7 @@ type FSM struct {
 
 	mu      sync.Mutex
 	waiters map[uint64][]chan struct{}
-	sink    func([]Event)
+	sink    func(uint64, []Event)
 	// auths is the apply goroutine's memo of decoded auths (authcache.go).
 	auths *decodedAuths
 }
@@ -76,10 +76,11 @@ func (f *FSM) ReadLocal(p tree.Path) ReadResult {
 }
 
 // SetEventSink registers fn to receive the change events of the applied
-// entries, in commit order (one call per Apply or ApplyBatch, each event
-// carrying its entry's index). fn runs on the apply goroutine and must not
-// block.
-func (f *FSM) SetEventSink(fn func([]Event)) {
+// entries, in commit order: one call per Apply or ApplyBatch, with the
+// index applied and the events (each carrying its entry's index; none
+// when the entries changed nothing). fn runs on the apply goroutine and
+// must not block.
+func (f *FSM) SetEventSink(fn func(applied uint64, events []Event)) {
 	f.mu.Lock()
 	f.sink = fn
 	f.mu.Unlock()
@@ -117,8 +118,8 @@ func (f *FSM) publish(s *state, events []Event) {
 	}
 	sink := f.sink
 	f.mu.Unlock()
-	if sink != nil && len(events) > 0 {
-		sink(events)
+	if sink != nil {
+		sink(s.index, events)
 	}
 	if s.indexes.Pending() {
 		select {

@@ -1,10 +1,6 @@
 package httpapi
 
-import (
-	"context"
-
-	"github.com/arbordb/arbor/fsm"
-)
+import "context"
 
 // A realtime client's write is answered only once the node's hub has
 // routed the write's events, so that the client's own listens carry the
@@ -13,12 +9,11 @@ import (
 // which would otherwise still be the old value for a moment (a follower
 // applies a write it forwarded only after the leader has answered it).
 
-// markDelivered records the highest index among a routed batch's events
-// and wakes the waiters. h.mu is held.
-func (h *hub) markDelivered(events []fsm.Event) {
-	for i := range events {
-		h.delivered = max(h.delivered, events[i].Index)
-	}
+// markDelivered records that the events of every entry up to applied
+// were routed (entries that changed nothing included) and wakes the
+// waiters. h.mu is held.
+func (h *hub) markDelivered(applied uint64) {
+	h.delivered = max(h.delivered, applied)
 	h.wakeDeliveredLocked()
 }
 

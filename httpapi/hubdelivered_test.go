@@ -10,8 +10,9 @@ import (
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// A write's waiter returns once a batch holding its index was routed, at
-// once for an index already routed, and when the hub closes.
+// A write's waiter returns once a batch holding its index was routed
+// (with events or none), at once for an index already routed, and when the
+// hub closes.
 func TestHubWaitDelivered(t *testing.T) {
 	var h hub
 	one, err := tree.ParseBody([]byte("1"), tree.MaxDepth)
@@ -19,7 +20,7 @@ func TestHubWaitDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(index uint64) {
-		h.publish([]fsm.Event{{Index: index, Kind: fsm.EventPut, Path: tree.Path{"a"}, Value: one}})
+		h.publish(index, []fsm.Event{{Index: index, Kind: fsm.EventPut, Path: tree.Path{"a"}, Value: one}})
 	}
 	put(3)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -38,6 +39,12 @@ func TestHubWaitDelivered(t *testing.T) {
 	put(5)
 	if err := <-done; err != nil {
 		t.Fatalf("after index 5: %v", err)
+	}
+	// An entry that changed nothing has no events, and is routed all the same.
+	go func() { done <- h.waitDelivered(ctx, 6) }()
+	h.publish(6, nil)
+	if err := <-done; err != nil {
+		t.Fatalf("after index 6, which changed nothing: %v", err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancelShort()

@@ -383,8 +383,8 @@ func cancelFrame(reason string) []byte {
 // open streams; the state machine calls it (fsm.FSM.SetEventSink) on its
 // apply goroutine, in commit order, right after it installed the state
 // that follows them. It never blocks.
-func (s *Server) PublishEvents(events []fsm.Event) {
-	s.hub.publish(events)
+func (s *Server) PublishEvents(applied uint64, events []fsm.Event) {
+	s.hub.publish(applied, events)
 	s.captureQueryStreams(events)
 }
 

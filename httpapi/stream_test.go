@@ -306,7 +306,7 @@ func TestFramesForMatchesDeliver(t *testing.T) {
 		var h hub
 		sub := newSubscriber(p, 1<<20, nil)
 		h.subscribe(sub)
-		h.publish(events)
+		h.publish(5, events)
 		var got []string
 		for _, f := range sub.take() {
 			got = append(got, string(f.bytes()))

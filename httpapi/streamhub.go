@@ -318,9 +318,13 @@ func (h *hub) admit(s *subscriber) bool {
 // publish delivers the events of one batch of applied entries, in order.
 // It runs while the state after the batch is the node's current one, so
 // that readers are judged against it (see the top of this file).
-func (h *hub) publish(events []fsm.Event) {
+func (h *hub) publish(applied uint64, events []fsm.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(events) == 0 {
+		h.markDelivered(applied)
+		return
+	}
 	h.batch++
 	rules := false
 	for i := range events {
@@ -342,7 +346,7 @@ func (h *hub) publish(events []fsm.Event) {
 		s.batchEnd()
 	}
 	h.ended = h.ended[:0]
-	h.markDelivered(events)
+	h.markDelivered(applied)
 }
 
 // deliver sends e to the subscribers it concerns: those at or above its

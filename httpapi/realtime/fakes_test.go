@@ -25,7 +25,7 @@ type fsmDB struct {
 	// lagged, when set, holds the events of applied entries back from
 	// the feeds until it is drained (lagFeeds): a follower that applies a
 	// write after the leader has answered it.
-	lagged chan []fsm.Event
+	lagged chan lagBatch
 
 	delivMu   sync.Mutex
 	delivered uint64
@@ -41,30 +41,34 @@ func newFSMDB() *fsmDB {
 // lagFeeds makes the events of every later write reach the feeds after
 // its Propose has returned, each after delay.
 func (d *fsmDB) lagFeeds(delay time.Duration) {
-	d.lagged = make(chan []fsm.Event, 1024)
+	d.lagged = make(chan lagBatch, 1024)
 	go func() {
-		for events := range d.lagged {
+		for b := range d.lagged {
 			time.Sleep(delay)
-			d.route(events)
+			d.route(b.applied, b.events)
 		}
 	}()
 }
 
-func (d *fsmDB) sink(events []fsm.Event) {
+// lagBatch is one applied batch held back by lagFeeds.
+type lagBatch struct {
+	applied uint64
+	events  []fsm.Event
+}
+
+func (d *fsmDB) sink(applied uint64, events []fsm.Event) {
 	if d.lagged != nil {
-		d.lagged <- events
+		d.lagged <- lagBatch{applied, events}
 		return
 	}
-	d.route(events)
+	d.route(applied, events)
 }
 
 // route hands events to the feeds, then counts them delivered.
-func (d *fsmDB) route(events []fsm.Event) {
+func (d *fsmDB) route(applied uint64, events []fsm.Event) {
 	d.publish(events)
 	d.delivMu.Lock()
-	for _, e := range events {
-		d.delivered = max(d.delivered, e.Index)
-	}
+	d.delivered = max(d.delivered, applied)
 	close(d.delivCh)
 	d.delivCh = make(chan struct{})
 	d.delivMu.Unlock()
