@@ -20,15 +20,25 @@ func TestGossipAdvertisesBoundPort(t *testing.T) {
 		t.Fatalf("advertises %s:%d, binds port %d; want 127.0.0.2:8301", mc.AdvertiseAddr, mc.AdvertisePort, mc.BindPort)
 	}
 
-	// A running node on a concrete port tells its peers that port.
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// A running node on a concrete port tells its peers that port. The
+	// port is free for UDP when picked; another process may take it for
+	// TCP before gossip binds both, so a few ports are tried.
+	var (
+		d    discovery
+		port int
+	)
+	for range 5 {
+		l, lerr := net.ListenPacket("udp", "127.0.0.1:0")
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		port = l.LocalAddr().(*net.UDPAddr).Port
+		l.Close()
+		cfg := Config{NodeID: "n1", GossipAddr: "127.0.0.1:" + strconv.Itoa(port), AdvertiseHost: "127.0.0.1", Timing: FastTiming()}
+		if d, err = newGossip(cfg, nodeMeta{}, testLogger(t), func() {}); err == nil {
+			break
+		}
 	}
-	port := l.LocalAddr().(*net.UDPAddr).Port
-	l.Close()
-	cfg := Config{NodeID: "n1", GossipAddr: "127.0.0.1:" + strconv.Itoa(port), AdvertiseHost: "127.0.0.1", Timing: FastTiming()}
-	d, err := newGossip(cfg, nodeMeta{}, testLogger(t), func() {})
 	if err != nil {
 		t.Fatalf("gossip on port %d: %v", port, err)
 	}
