@@ -22,6 +22,9 @@ type state struct {
 	// indexes are the `.indexOn` indexes the rules declare, of root
 	// (index.go); derived from rules and root, so never in a snapshot.
 	indexes *IndexSet
+	// disconnects are the onDisconnect operations registered
+	// (disconnectset.go; nil: none).
+	disconnects *disconnectSet
 }
 
 // ApplyResponse is what FSM.Apply returns through raft's ApplyFuture.Response.
