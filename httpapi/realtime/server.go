@@ -203,13 +203,14 @@ func (s *Server) Close() {
 var errDisconnectsRan = errors.New("this connection's onDisconnect operations ran while the server was cut off from its cluster; reconnect")
 
 // CloseSession ends the session with id, if it is open, because its
-// onDisconnect operations ran elsewhere. It never blocks.
+// onDisconnect operations ran elsewhere: the client is told why (a close
+// handshake, off the caller's goroutine) and reconnects. It never blocks.
 func (s *Server) CloseSession(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sess := range s.sessions {
 		if sess.id == id {
-			sess.end(errDisconnectsRan)
+			go sess.closeWith(websocket.StatusGoingAway, errDisconnectsRan)
 		}
 	}
 }

@@ -193,8 +193,6 @@ func (s *session) finish() {
 	switch {
 	case errors.Is(cause, errShutdown):
 		s.conn.Close(websocket.StatusGoingAway, errShutdown.Error())
-	case errors.Is(cause, errDisconnectsRan):
-		s.conn.Close(websocket.StatusGoingAway, closeReason(cause.Error()))
 	case errors.Is(cause, errTooSlow), errors.Is(cause, errIdle):
 		s.conn.Close(closePolicy, closeReason(cause.Error()))
 	default:

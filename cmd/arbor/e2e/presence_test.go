@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -200,8 +202,8 @@ func TestOnDisconnectRunsOnceWhenItsNodeIsCutOff(t *testing.T) {
 	}
 }
 
-// waitClosed waits until the server closes rt's connection and returns
-// how long that took.
+// waitClosed waits until the server closes rt's connection, saying that
+// its onDisconnect operations ran, and returns how long that took.
 func waitClosed(t *testing.T, rt *rtConn, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -210,6 +212,10 @@ func waitClosed(t *testing.T, rt *rtConn, timeout time.Duration) time.Duration {
 		select {
 		case _, ok := <-rt.msgs:
 			if !ok {
+				var ce websocket.CloseError
+				if !errors.As(rt.readErr, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "onDisconnect") {
+					t.Fatalf("the connection ended with %v, want a going-away close naming the onDisconnect operations", rt.readErr)
+				}
 				return time.Since(start)
 			}
 		case <-deadline:
