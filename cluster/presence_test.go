@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -44,4 +46,52 @@ func TestLeaderRunsOrphanedDisconnects(t *testing.T) {
 	if runs := leader.fsm.DisconnectRuns(); len(runs) != 0 {
 		t.Fatalf("operations left: %v", runs)
 	}
+}
+
+// firstReleaseBuild is v0.1.0 as gossip sees it: entry and snapshot
+// format 1, none of the onDisconnect commands.
+func firstReleaseBuild() buildFormats {
+	b := thisBuild()
+	b.entry, b.snapshot = 1, 1
+	b.kinds = map[fsm.CommandKind]int{}
+	for k, f := range thisBuild().kinds {
+		if f == 1 {
+			b.kinds[k] = f
+		}
+	}
+	return b
+}
+
+// While a member runs the first release, the onDisconnect commands are
+// refused (503 class, nothing logged): the realtime protocol answers
+// onDisconnect requests "unavailable" until the upgrade is done.
+func TestDisconnectCommandsWaitForEveryMember(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	c.waitLeader()
+	replace(c, 2, firstReleaseBuild())
+	leader := c.waitLeader()
+	n := c.nodes[0]
+	h := fsm.Holder{Node: n.ID(), Run: n.RunID(), Session: "s"}
+	for _, cmd := range []fsm.Command{
+		registerOp(h, "/p", `1`),
+		{Kind: fsm.CmdDisconnectCancel, Holder: h},
+		{Kind: fsm.CmdDisconnectRun, Holder: h},
+	} {
+		waitFor(t, "gossip to show n3's old build", 5*time.Second, func() bool {
+			return errors.Is(n.CanPropose(cmd.Kind), fsm.ErrNotReady)
+		})
+		before := leader.raft.LastIndex()
+		if _, err := n.Propose(context.Background(), cmd, fsm.AnswerOptions{}); !errors.Is(err, fsm.ErrNotReady) {
+			t.Fatalf("kind %d with n3 on the first release: %v, want ErrNotReady", cmd.Kind, err)
+		}
+		if after := leader.raft.LastIndex(); after != before {
+			t.Fatalf("a refused entry reached the log (%d → %d)", before, after)
+		}
+	}
+	replace(c, 2, thisBuild())
+	c.waitLeader()
+	waitFor(t, "the upgraded cluster to allow registrations", 5*time.Second, func() bool {
+		return n.CanPropose(fsm.CmdDisconnectRegister) == nil
+	})
+	propose(t, n, registerOp(h, "/p", `1`))
 }
