@@ -206,3 +206,31 @@ func mustApply(t *testing.T, m *testFSM, c Command) {
 func applyTo(f *FSM, index uint64, c Command) error {
 	return f.Apply(Entry{Index: index, Command: true, Data: c.Encode()}).Err
 }
+
+// A replica sent a snapshot rather than the entries learns which of the
+// sessions it knew had their operations run meanwhile.
+func TestRestoreTellsTheSessionsWhoseOperationsRan(t *testing.T) {
+	m := newTestFSM()
+	mustApply(t, m, register(t, sessA, CmdSet, "/a", `1`, nil))
+	mustApply(t, m, register(t, sessB, CmdSet, "/b", `1`, nil))
+	behind := New()
+	if err := behind.Restore(bytes.NewReader(snapshotBytes(t, m.FSM))); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, m, runOf(sessA, 5))
+	mustApply(t, m, register(t, sessC, CmdSet, "/c", `1`, nil))
+	var ran []Holder
+	behind.SetEventSink(func(events []Event) {
+		for _, e := range events {
+			if e.Kind == EventDisconnectsRan {
+				ran = append(ran, e.Holders...)
+			}
+		}
+	})
+	if err := behind.Restore(bytes.NewReader(snapshotBytes(t, m.FSM))); err != nil {
+		t.Fatal(err)
+	}
+	if len(ran) != 1 || ran[0] != sessA {
+		t.Fatalf("restore reported %v, want session a", ran)
+	}
+}

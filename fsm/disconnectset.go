@@ -138,6 +138,22 @@ func (s *disconnectSet) runs() []Holder {
 	return out
 }
 
+// goneFrom returns the sessions that hold operations in s and none in
+// next, in key order.
+func (s *disconnectSet) goneFrom(next *disconnectSet) []Holder {
+	var out []Holder
+	if s == nil {
+		return nil
+	}
+	s.items.Scan(func(r registration) bool {
+		if (len(out) == 0 || out[len(out)-1] != r.holder) && next.count(r.holder) == 0 {
+			out = append(out, r.holder)
+		}
+		return true
+	})
+	return out
+}
+
 // count is the number of registrations of h.
 func (s *disconnectSet) count(h Holder) int {
 	n := 0

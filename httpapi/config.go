@@ -94,7 +94,7 @@ type Config struct {
 	// NodeID and RunID name this node (its Raft server id) and this run
 	// of its process (fresh at each start): the realtime protocol's
 	// onDisconnect operations are registered to them (presence.go).
-	// Empty: "local", and a run id drawn from Rand.
+	// Empty: "local", and a random run id.
 	NodeID, RunID string
 }
 

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -53,8 +54,10 @@ func (s *Server) newDisconnects() (*replicatedDisconnects, error) {
 		d.node = "local"
 	}
 	if d.run == "" {
+		// Not from Config.Rand: that is the push keys' randomness, which
+		// tests make deterministic.
 		var b [8]byte
-		if _, err := io.ReadFull(d.rand, b[:]); err != nil {
+		if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
 			return nil, fmt.Errorf("httpapi: run id: %w", err)
 		}
 		d.run = hex.EncodeToString(b[:])
