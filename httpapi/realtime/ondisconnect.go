@@ -74,6 +74,10 @@ func (s *session) cancelOnDisconnect(rq request) {
 		s.fail(rq, errNoDisconnects)
 		return
 	}
+	if !s.registered {
+		s.ok(rq, nil) // nothing to forget: no log entry for it
+		return
+	}
 	ctx, cancel := s.requestContext()
 	defer cancel()
 	if err := reg.Cancel(ctx, s.id, path); err != nil {
