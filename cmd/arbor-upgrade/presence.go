@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -26,30 +28,63 @@ type presenceConn struct {
 // openPresence connects to node, authenticates as admin and registers
 // a set of presencePath to the time the operation runs.
 func openPresence(ctx context.Context, admin adminClient, node string) (*presenceConn, error) {
-	hc, url, secret, err := admin.Realtime(node, "arbor")
+	p, status, err := tryPresence(ctx, admin, node)
+	if err == nil && status != "ok" {
+		p.ws.CloseNow()
+		err = fmt.Errorf("%s: o: status %q, want ok", node, status)
+	}
 	if err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// tryPresence connects to node as admin and asks for the onDisconnect
+// operation; it returns the connection and the answer's status.
+func tryPresence(ctx context.Context, admin adminClient, node string) (*presenceConn, string, error) {
+	hc, url, secret, err := admin.Realtime(node, "arbor")
+	if err != nil {
+		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*requestTimeout)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: hc})
 	if err != nil {
-		return nil, fmt.Errorf("%s: dial /.ws: %w", node, err)
+		return nil, "", fmt.Errorf("%s: dial /.ws: %w", node, err)
 	}
 	p := &presenceConn{ws: ws, next: 1}
-	for _, rq := range []struct {
-		action string
-		body   map[string]any
-	}{
-		{"gauth", map[string]any{"cred": secret}},
-		{"o", map[string]any{"p": presencePath, "d": map[string]any{".sv": "timestamp"}}},
-	} {
-		if status, err := p.do(ctx, rq.action, rq.body); err != nil || status != "ok" {
-			ws.CloseNow()
-			return nil, fmt.Errorf("%s: %s: status %q, %v", node, rq.action, status, err)
+	if status, err := p.do(ctx, "gauth", map[string]any{"cred": secret}); err != nil || status != "ok" {
+		ws.CloseNow()
+		return nil, "", fmt.Errorf("%s: gauth: status %q, %v", node, status, err)
+	}
+	status, err := p.do(ctx, "o", map[string]any{"p": presencePath, "d": map[string]any{".sv": "timestamp"}})
+	if err != nil {
+		ws.CloseNow()
+		return nil, "", fmt.Errorf("%s: o: %w", node, err)
+	}
+	return p, status, nil
+}
+
+// checkPresenceGated asks every upgraded node of the mixed cluster for an
+// onDisconnect operation: the onDisconnect commands need entry format 2,
+// which the old members do not apply, so they are refused before the log
+// and the answer is "unavailable" (httpapi/realtime/DESIGN.md).
+func (r *result) checkPresenceGated(ctx context.Context, phase string, admin adminClient, upgraded []string) {
+	var answers []string
+	var errs []error
+	for _, id := range upgraded {
+		p, status, err := tryPresence(ctx, admin, id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.ws.Close(websocket.StatusNormalClosure, "bye")
+		answers = append(answers, id+" "+status)
+		if status != "unavailable" {
+			errs = append(errs, fmt.Errorf("%s answered %q, want unavailable", id, status))
 		}
 	}
-	return p, nil
+	r.crossed(phase, "onDisconnect (o) on an upgraded node answers unavailable", strings.Join(answers, ", "), errors.Join(errs...))
 }
 
 // do sends one request and returns its answer's status, skipping the
