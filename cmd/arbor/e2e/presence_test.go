@@ -142,7 +142,7 @@ func TestOnDisconnectRunsOnceWhenTheClientLeaves(t *testing.T) {
 		since := time.Now()
 		sessions[n].rt.ws.Close(websocket.StatusNormalClosure, "bye")
 		seen := waitRanOnce(t, c.Others(n)[0], sessions[n].key, since, 20*time.Second)
-		t.Logf("through %s: ran %v after the client left", n.Name, seen.Sub(since).Round(time.Millisecond))
+		t.Logf("through %s (%s): ran %v after the client left", n.Name, role(n, leader), seen.Sub(since).Round(time.Millisecond))
 	}
 	checkStillOnce(t, follower, "left-"+leader.Name)
 	checkStillOnce(t, follower, "left-"+follower.Name)
@@ -163,11 +163,38 @@ func TestOnDisconnectRunsOnceWhenItsNodeIsKilled(t *testing.T) {
 		since := time.Now()
 		n.Kill(t)
 		seen := waitRanOnce(t, c.Others(n)[0], key, since, 60*time.Second)
-		t.Logf("holder %s killed: its operations ran %v after the kill", n.Name, seen.Sub(since).Round(time.Millisecond))
+		t.Logf("holder %s (%s) killed: its operations ran %v after the kill", n.Name, role(n, leader), seen.Sub(since).Round(time.Millisecond))
 		n.Restart(t)
 		c.WaitStable(t, c.Nodes...)
 		checkStillOnce(t, n, key)
 	}
+}
+
+// TestOnDisconnectRunsOnceWhenItsNodeRestarts: the node holding the
+// connection is killed and started again at once, before gossip could
+// declare it dead: it comes back as another run of its process, and the
+// leader runs the operations of the run that ended.
+func TestOnDisconnectRunsOnceWhenItsNodeRestarts(t *testing.T) {
+	c := StartCluster(t, 3)
+	leader := c.WaitStable(t, c.Nodes...)
+	n := c.Others(leader)[0]
+	key := "restarted-" + n.Name
+	registerPresence(t, n, key)
+	since := time.Now()
+	n.Kill(t)
+	n.Restart(t)
+	seen := waitRanOnce(t, leader, key, since, 60*time.Second)
+	t.Logf("holder %s (follower) restarted: its operations ran %v after the kill", n.Name, seen.Sub(since).Round(time.Millisecond))
+	c.WaitStable(t, c.Nodes...)
+	checkStillOnce(t, n, key)
+}
+
+// role names n's part when the test began.
+func role(n, leader *Node) string {
+	if n == leader {
+		return "leader"
+	}
+	return "follower"
 }
 
 // TestOnDisconnectRunsOnceWhenItsNodeIsCutOff: the node holding the
@@ -192,11 +219,11 @@ func TestOnDisconnectRunsOnceWhenItsNodeIsCutOff(t *testing.T) {
 			}
 		})
 		seen := waitRanOnce(t, c.Others(n)[0], key, since, 60*time.Second)
-		t.Logf("holder %s stopped: its operations ran %v after SIGSTOP", n.Name, seen.Sub(since).Round(time.Millisecond))
+		t.Logf("holder %s (%s) stopped: its operations ran %v after SIGSTOP", n.Name, role(n, leader), seen.Sub(since).Round(time.Millisecond))
 		n.Signal(t, syscall.SIGCONT)
 		resumed = true
 		closed := waitClosed(t, s.rt, 60*time.Second)
-		t.Logf("holder %s resumed: it closed the connection %v after SIGCONT", n.Name, closed.Round(time.Millisecond))
+		t.Logf("holder %s (%s) resumed: it closed the connection %v after SIGCONT", n.Name, role(n, leader), closed.Round(time.Millisecond))
 		c.WaitStable(t, c.Nodes...)
 		checkStillOnce(t, n, key)
 	}
