@@ -236,7 +236,7 @@ UPGRADE_BUILD        = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X ma
 UPGRADE_FLAGS       ?=
 .PHONY: test-upgrade
 
-## test-upgrade: replace a three-node cluster of the last release (RELEASES, else the newest v* tag; HEAD while none) with this tree one node at a time under load (processes, and containers when Docker answers): linearizable, nothing acknowledged lost, write gaps < 2 s; crosses the formats newer than the release (none from v0.1.0), rules and judged writes after the upgrade, snapshots restored
+## test-upgrade: replace a three-node cluster of the last release (RELEASES, else the newest v* tag; HEAD while none) with this tree one node at a time under load (processes, and containers when Docker answers): linearizable, nothing acknowledged lost, write gaps < 2 s; crosses the formats newer than the release (from v0.1.0: entry and snapshot format 2, the replicated onDisconnect operations: unavailable while mixed, then held across a restart), rules and judged writes after the upgrade, snapshots restored
 test-upgrade:
 	@[ -n '$(UPGRADE_FROM)' ] || \
 		echo "test-upgrade: no release recorded yet (RELEASES names no commit, no v* tag): upgrading from this commit ($(COMMIT)) to this tree, a same-code rolling restart" >&2

@@ -91,6 +91,10 @@ type nodeMeta struct {
 	// disk was wiped) and has not caught up yet: it does not vote, and
 	// the leader keeps it a non-voter. Absent from older releases.
 	CatchingUp bool `json:"u,omitempty"`
+	// RunID is the node process's run id (Node.RunID): the onDisconnect
+	// operations of its other runs are orphans. Absent from older
+	// releases.
+	RunID string `json:"n,omitempty"`
 }
 
 // maxMetaSize is memberlist's limit on node metadata.

@@ -56,6 +56,7 @@ func (n *Node) localMeta() nodeMeta {
 		HasState:       n.hasState(),
 		Formed:         n.raft.LastIndex() > 1,
 		CatchingUp:     n.catchingUp.Load(),
+		RunID:          n.runID,
 	}
 }
 

@@ -45,6 +45,8 @@ type Node struct {
 	addr  raft.ServerAddress
 	// disco is nil when discovery is off (a lone node).
 	disco discovery
+	// runID is this process's run id (presence.go).
+	runID string
 	// formats is what this build applies and writes (thisBuild outside
 	// tests): advertised to peers, and the rule of CanPropose.
 	formats buildFormats
@@ -139,6 +141,11 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 	if n.formats.kinds == nil {
 		n.formats = thisBuild()
 	}
+	runID, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+	n.runID = runID
 	n.verify.run = func() (uint64, error) { return 0, n.raft.VerifyLeader().Error() }
 	n.remoteReads.run = n.remoteReadIndexRound
 	hasState, err := n.open(d)
@@ -185,6 +192,8 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		n.wg.Add(1)
 		go n.membershipLoop()
 	}
+	n.wg.Add(1)
+	go n.orphanLoop()
 	n.log.Info("raft started", "raft_addr", string(n.addr), "data_dir", cfg.DataDir,
 		"existing_state", hasState, "bootstrapped", bootstrapped, "bootstrap_expect", cfg.BootstrapExpect,
 		"mutual_tls", cfg.TLS != nil, "gossip", cfg.GossipAddr)

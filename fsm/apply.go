@@ -22,6 +22,10 @@ func applyEntry(s *state, data []byte, auths *decodedAuths) (*state, Result, []E
 // applyCommand applies a decoded command; one made with an Access (CmdAs)
 // only if the rules in force allow it.
 func applyCommand(s *state, cmd *Command) (*state, Result, []Event, error) {
+	if isDisconnectKind(cmd.Kind) {
+		// Judged when registered; its operations are judged as they run.
+		return applyDisconnect(s, cmd)
+	}
 	next := s.clone()
 	res, events, err := applyKind(next, cmd)
 	if cmd.As != nil && cmd.Kind != CmdSetRules {

@@ -25,8 +25,9 @@ const (
 
 // CommandVersion is the newest entry format this release applies. Decode
 // accepts every version up to it. Entry format 1 is the format of
-// release v0.1.0, the first: every kind below belongs to it.
-const CommandVersion = 1
+// release v0.1.0, the first; format 2 adds the onDisconnect commands
+// (disconnects.go).
+const CommandVersion = 2
 
 // kindFormats maps each kind to the entry format that introduced it. A
 // release adding a kind (or changing how one is written) raises
@@ -36,6 +37,7 @@ const CommandVersion = 1
 var kindFormats = map[CommandKind]int{
 	CmdSet: 1, CmdUpdate: 1, CmdPush: 1,
 	CmdSetRules: 1, CmdAs: 1, CmdAsPrejudged: 1,
+	CmdDisconnectRegister: 2, CmdDisconnectCancel: 2, CmdDisconnectRun: 2,
 }
 
 // EntryFormat is the entry format an entry of kind k is stamped with and
@@ -91,6 +93,12 @@ type Command struct {
 	// is then a CmdAsPrejudged.
 	Prejudged      bool
 	PrejudgedRules uint64
+	// Holder is the session an onDisconnect command concerns (Path is a
+	// cancel's prefix; Now and Rand are a run's clock and push bits).
+	Holder Holder
+	// Op is a CmdDisconnectRegister's operation: the write as it would be
+	// proposed, with who it acts as (As) and without its clock.
+	Op *Command
 }
 
 // Encode serialises c as a versioned log entry:
@@ -104,6 +112,8 @@ func (c *Command) Encode() []byte {
 		buf = appendWire(buf, c.Value)
 	case CmdUpdate:
 		buf = appendWireFields(buf, c.Fields)
+	case CmdDisconnectRegister, CmdDisconnectCancel, CmdDisconnectRun:
+		buf = appendDisconnect(buf, c)
 	default:
 		buf = appendBytes(buf, c.Body)
 	}
@@ -198,6 +208,8 @@ func decodeCommand(b []byte, auths *decodedAuths) (Command, error) {
 	case CmdUpdate:
 		c.Parsed = true
 		c.Fields = d.wireFields()
+	case CmdDisconnectRegister, CmdDisconnectCancel, CmdDisconnectRun:
+		d.readDisconnect(&c, auths)
 	default:
 		c.Body = d.bytes()
 	}

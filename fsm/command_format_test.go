@@ -12,7 +12,8 @@ import (
 // leaves the old kinds' entries readable by older members (SPEC §9).
 func TestEncodeStampsTheKindsFormat(t *testing.T) {
 	kinds := CommandKinds()
-	if len(kinds) != 6 || kinds[CmdSetRules] != 1 || kinds[CmdAs] != 1 || kinds[CmdAsPrejudged] != 1 {
+	if len(kinds) != 9 || kinds[CmdSetRules] != 1 || kinds[CmdAs] != 1 || kinds[CmdAsPrejudged] != 1 ||
+		kinds[CmdDisconnectRegister] != 2 || kinds[CmdDisconnectCancel] != 2 || kinds[CmdDisconnectRun] != 2 {
 		t.Fatalf("CommandKinds() = %v", kinds)
 	}
 	delete(kinds, CmdAs) // a wrapper: access_test.go
@@ -22,11 +23,15 @@ func TestEncodeStampsTheKindsFormat(t *testing.T) {
 			t.Errorf("kind %d: format %d outside 1..%d", kind, format, CommandVersion)
 		}
 		c := Command{Kind: kind, Path: tree.Path{"a"}, Body: []byte(`{}`), Parsed: true, Value: tree.Int(1), Fields: []tree.Field{{Path: tree.Path{"b"}, Value: tree.Int(1)}}}
+		if isDisconnectKind(kind) {
+			op := Command{Kind: CmdSet, Path: tree.Path{"a"}, Parsed: true, Value: tree.Int(1)}
+			c = Command{Kind: kind, Holder: Holder{Node: "n", Run: "r", Session: "s"}, Op: &op}
+		}
 		b := c.Encode()
 		if int(b[0]) != format || CommandKind(b[1]) != kind {
 			t.Errorf("kind %d stamped as kind %d format %d, want format %d", kind, b[1], b[0], format)
 		}
-		if d, err := DecodeCommand(b); err != nil || d.Kind != kind || d.Parsed != (kind != CmdSetRules) {
+		if d, err := DecodeCommand(b); err != nil || d.Kind != kind || d.Parsed != (kind == CmdSet || kind == CmdUpdate || kind == CmdPush) {
 			t.Errorf("kind %d: decoded as %d (parsed %v): %v", kind, d.Kind, d.Parsed, err)
 		}
 	}

@@ -74,17 +74,62 @@ func snapshotBytes(tb testing.TB, f *FSM) []byte {
 	return buf.Bytes()
 }
 
+// withDisconnects interleaves onDisconnect commands with cmds: writes
+// registered (as an admin or as a user the default rules refuse) for a
+// few sessions of two runs, cancels, and runs of a session or a run.
+func withDisconnects(seed int64, cmds []Command) []Command {
+	r := rand.New(rand.NewSource(seed))
+	holder := func() Holder {
+		return Holder{Node: "n1", Run: fmt.Sprint("r", r.Intn(2)), Session: fmt.Sprint("s", r.Intn(3))}
+	}
+	var out []Command
+	for _, c := range cmds {
+		out = append(out, c)
+		switch r.Intn(8) {
+		case 0, 1, 2:
+			if c.Kind == CmdPush {
+				continue
+			}
+			op, err := parseCommand(c)
+			if err != nil {
+				continue
+			}
+			if r.Intn(4) == 0 {
+				op.As = &Access{Auth: map[string]any{"uid": "u"}}
+			}
+			op.Now = 0
+			out = append(out, Command{Kind: CmdDisconnectRegister, Holder: holder(), Op: &op})
+		case 3:
+			h := holder()
+			out = append(out, Command{Kind: CmdDisconnectCancel, Holder: h, Path: c.Path})
+		case 4:
+			h := holder()
+			if r.Intn(2) == 0 {
+				h.Session = ""
+			}
+			run := Command{Kind: CmdDisconnectRun, Holder: h, Now: c.Now + 7}
+			r.Read(run.Rand[:])
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
 // TestDeterminism feeds the same random commands to a fresh FSM and to one
 // restored from a snapshot taken half-way; their snapshots must be identical.
 func TestDeterminism(t *testing.T) {
+	withRegistrations := 0
 	for seed := int64(1); seed <= 20; seed++ {
-		cmds := randomCommands(seed, 400)
+		cmds := withDisconnects(seed, randomCommands(seed, 400))
 		a := newTestFSM()
 		var b *testFSM
 		for i, c := range cmds {
 			if i == len(cmds)/2 {
 				b = newTestFSM()
 				snap := snapshotBytes(t, a.FSM)
+				if snap[len(snapshotMagic)] == 2 {
+					withRegistrations++
+				}
 				st, err := readSnapshot(bytes.NewReader(snap))
 				if err != nil {
 					t.Fatalf("seed %d: restore: %v", seed, err)
@@ -109,6 +154,9 @@ func TestDeterminism(t *testing.T) {
 		if a.Root().ETag() != b.Root().ETag() {
 			t.Fatalf("seed %d: root ETags differ", seed)
 		}
+	}
+	if withRegistrations == 0 {
+		t.Fatal("no half-way snapshot held onDisconnect operations")
 	}
 }
 

@@ -14,6 +14,11 @@ const (
 	// EventRules says the security rules changed: listeners re-check
 	// whether they may still read (SPEC §5 cancel). It has no Path.
 	EventRules
+	// EventDisconnectsRan says the onDisconnect operations of Holders'
+	// sessions ran (their writes have their own events): the node that
+	// holds such a session closes its connection if it still lives. It
+	// has no Path.
+	EventDisconnectsRan
 )
 
 // Event is one change made by an applied entry.
@@ -23,4 +28,6 @@ type Event struct {
 	Path   tree.Path
 	Value  *tree.Node   // EventPut: the new value (nil: deleted)
 	Fields []tree.Field // EventPatch: relative paths and their new values
+	// Holders are EventDisconnectsRan's sessions.
+	Holders []Holder
 }

@@ -22,6 +22,9 @@ type state struct {
 	// indexes are the `.indexOn` indexes the rules declare, of root
 	// (index.go); derived from rules and root, so never in a snapshot.
 	indexes *IndexSet
+	// disconnects are the onDisconnect operations registered
+	// (disconnectset.go; nil: none).
+	disconnects *disconnectSet
 }
 
 // ApplyResponse is what FSM.Apply returns through raft's ApplyFuture.Response.
@@ -205,7 +208,14 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	f.publish(s, []Event{{Index: s.index, Kind: EventPut, Path: nil, Value: s.root}, {Index: s.index, Kind: EventRules}})
+	events := []Event{{Index: s.index, Kind: EventPut, Path: nil, Value: s.root}, {Index: s.index, Kind: EventRules}}
+	// A node far behind is sent a snapshot instead of the entries: the
+	// runs among them are told as the sessions the snapshot no longer
+	// holds operations of.
+	if gone := f.cur.Load().disconnects.goneFrom(s.disconnects); len(gone) > 0 {
+		events = append(events, Event{Index: s.index, Kind: EventDisconnectsRan, Holders: gone})
+	}
+	f.publish(s, events)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package fsm
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -10,6 +12,13 @@ import (
 func FuzzApply(f *testing.F) {
 	for _, c := range goldenCommands() {
 		f.Add(mustEncode(c))
+	}
+	// The onDisconnect commands (entry format 2), as committed.
+	v2, _ := filepath.Glob(filepath.Join("testdata", "golden", "v2_disconnect_*.bin"))
+	for _, file := range v2 {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
 	}
 	for _, c := range randomCommands(7, 30) {
 		f.Add(mustEncode(c))

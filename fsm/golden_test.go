@@ -85,8 +85,8 @@ func checkGolden(t *testing.T, e goldenEntry) []byte {
 	if !bytes.Equal(data, e.c.Encode()) {
 		t.Fatalf("%s: this build encodes differently from the committed entry", e.name)
 	}
-	if data[0] != 1 {
-		t.Fatalf("%s: entry format %d, want 1", e.name, data[0])
+	if want := e.name[1] - '0'; data[0] != want {
+		t.Fatalf("%s: entry format %d, want %d", e.name, data[0], want)
 	}
 	got, err := DecodeCommand(data)
 	if err != nil {
@@ -158,6 +158,99 @@ func TestGoldenEntriesAndSnapshot(t *testing.T) {
 	}
 	if st.index != parsed.index || st.rules == nil || st.rules.Index != 7 || string(st.rules.Source) != goldenRules {
 		t.Fatalf("golden snapshot index %d rules %+v", st.index, st.rules)
+	}
+}
+
+// goldenV2 are the entries of entry format 2 (the onDisconnect
+// commands), applied in this order to the state of the v1 golden entries.
+func goldenV2(t *testing.T) []goldenEntry {
+	jill := parsedSet(t, "/users/jill/seen", `{".sv":"timestamp"}`)
+	jill.Now, jill.As = 0, &Access{Auth: map[string]any{"uid": "jill"}}
+	admin := parsedSet(t, "/log/left", `"jill"`)
+	admin.Now = 0
+	gone := parsedSet(t, "/gone/x", `1`)
+	gone.Now = 0
+	h := Holder{Node: "n1", Run: "0123456789abcdef", Session: "5e55"}
+	return []goldenEntry{
+		{"v2_disconnect_register.bin", Command{Kind: CmdDisconnectRegister, Holder: h, Op: &jill}},
+		{"v2_disconnect_register_admin.bin", Command{Kind: CmdDisconnectRegister, Holder: h, Op: &admin}},
+		{"v2_disconnect_register_cancelled.bin", Command{Kind: CmdDisconnectRegister, Holder: h, Op: &gone}},
+		{"v2_disconnect_cancel.bin", Command{Kind: CmdDisconnectCancel, Holder: h, Path: tree.Path{"gone"}}},
+		{"v2_disconnect_register_other.bin", Command{Kind: CmdDisconnectRegister, Holder: Holder{Node: "n2", Run: "fedcba9876543210", Session: "0ther"}, Op: &gone}},
+		{"v2_snapshot.bin", Command{}},
+		{"v2_disconnect_run.bin", Command{Kind: CmdDisconnectRun, Holder: Holder{Node: "n1", Run: "0123456789abcdef"}, Now: 1700000000200, Rand: [12]byte{1, 2, 3}}},
+	}
+}
+
+// goldenV2Tree is the tree after the v2 golden entries.
+const goldenV2Tree = `{"log":{"-NjEtLWz0123456789Az":"hello","left":"jill"},"users":{".priority":7,"jack":{"at":1700000000123,"n":2,"name":"J"},"jill":{"a":{"0":1,"1":2},"name":"Jill","seen":1700000000200}}}`
+
+// TestGoldenV2EntriesAndSnapshot pins entry format 2 and snapshot format
+// 2: the onDisconnect entries decode and apply as they did, and the
+// snapshot taken with operations registered restores them.
+func TestGoldenV2EntriesAndSnapshot(t *testing.T) {
+	m := newTestFSM()
+	data, err := os.ReadFile(filepath.Join("testdata", "golden", "v1_snapshot.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restore(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	m.index = m.AppliedIndex()
+	kinds := map[CommandKind]bool{}
+	for _, e := range goldenV2(t) {
+		if e.name == "v2_snapshot.bin" {
+			checkGoldenSnapshot(t, e.name, m.FSM)
+			continue
+		}
+		data := checkGolden(t, e)
+		kinds[CommandKind(data[1])] = true
+		m.index++
+		if r := m.Apply(Entry{Index: m.index, Command: true, Data: data}); r.Err != nil {
+			t.Fatalf("%s: apply: %v", e.name, r.Err)
+		}
+	}
+	if got := renderExport(m.Root()); got != goldenV2Tree {
+		t.Fatalf("tree after the v2 golden entries:\n got %s\nwant %s", got, goldenV2Tree)
+	}
+	if runs := m.DisconnectRuns(); len(runs) != 1 || runs[0].Node != "n2" {
+		t.Fatalf("runs holding operations after the golden run: %v", runs)
+	}
+	for k, f := range CommandKinds() {
+		if f == 2 && !kinds[k] {
+			t.Errorf("no golden entry of kind %d (entry format 2)", k)
+		}
+	}
+}
+
+// checkGoldenSnapshot writes the named snapshot of f if asked and
+// missing, then checks that f's snapshot is it and that it restores to a
+// state whose snapshot is it again.
+func checkGoldenSnapshot(t *testing.T, name string, f *FSM) {
+	t.Helper()
+	file := filepath.Join("testdata", "golden", name)
+	if _, err := os.Stat(file); *updateGolden && os.IsNotExist(err) {
+		if err := os.WriteFile(file, snapshotBytes(t, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := name[1] - '0'; data[len(snapshotMagic)] != want {
+		t.Fatalf("%s: snapshot format %d, want %d", name, data[len(snapshotMagic)], want)
+	}
+	if !bytes.Equal(data, snapshotBytes(t, f)) {
+		t.Fatalf("%s: this build writes the state's snapshot differently from the committed one", name)
+	}
+	r := New()
+	if err := r.Restore(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(snapshotBytes(t, r), data) {
+		t.Fatalf("%s restores to a different state", name)
 	}
 }
 

@@ -12,10 +12,14 @@ import (
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// SnapshotVersion is the snapshot format version this release writes.
+// SnapshotVersion is the newest snapshot format this release writes.
 // readSnapshot accepts every version up to it. Snapshot format 1 is the
-// format of release v0.1.0, the first.
-const SnapshotVersion = 1
+// format of release v0.1.0, the first; format 2 adds the onDisconnect
+// operations. A state without any is written in format 1, which every
+// release reads: operations exist only once every member applies entry
+// format 2 (and so reads snapshot format 2), so a snapshot a leader sends
+// an older member during a rolling upgrade is always one it reads.
+const SnapshotVersion = 2
 
 // snapshotMagic starts every snapshot so a foreign file is refused early.
 const snapshotMagic = "ARBORSNP"
@@ -25,6 +29,7 @@ const snapshotMagic = "ARBORSNP"
 //	magic(8) version(1) index(8) lastPushTime(8) lastRand(12)
 //	rulesIndex(8) rulesLen(4) rules source (index 0 and no source: the
 //	default rules, never set)
+//	version 2 only: the onDisconnect operations (disconnectset.go)
 //	body: the tree as export-format JSON ("null" when empty)
 //	crc32c(4) over everything before it
 //
@@ -60,7 +65,11 @@ func writeSnapshot(w io.Writer, s *state) error {
 	body := &treeChunks{root: s.root}
 	var hdr []byte
 	hdr = append(hdr, snapshotMagic...)
-	hdr = append(hdr, SnapshotVersion)
+	version := byte(1)
+	if s.disconnects != nil {
+		version = 2
+	}
+	hdr = append(hdr, version)
 	hdr = binary.BigEndian.AppendUint64(hdr, s.index)
 	hdr = binary.BigEndian.AppendUint64(hdr, uint64(s.lastPushTime))
 	hdr = append(hdr, s.lastRand[:]...)
@@ -72,6 +81,9 @@ func writeSnapshot(w io.Writer, s *state) error {
 	hdr = binary.BigEndian.AppendUint64(hdr, rulesIndex)
 	hdr = binary.BigEndian.AppendUint32(hdr, uint32(len(rulesSource)))
 	hdr = append(hdr, rulesSource...)
+	if version >= 2 {
+		hdr = s.disconnects.appendTo(hdr)
+	}
 	if _, err := cw.Write(hdr); err != nil {
 		return err
 	}
@@ -175,6 +187,11 @@ func readSnapshot(r io.Reader) (*state, error) {
 		}
 	}
 	body = body[12+n:]
+	if version >= 2 {
+		if s.disconnects, body, err = readDisconnectSet(body); err != nil {
+			return nil, err
+		}
+	}
 	root, err := tree.ParseBody(body, tree.MaxDepth)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: tree: %w", err)

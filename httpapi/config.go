@@ -91,6 +91,11 @@ type Config struct {
 	// once; more wait for a slot, connection by connection in turn
 	// (default 64; fairgate.go).
 	MaxWritesInProgress int
+	// NodeID and RunID name this node (its Raft server id) and this run
+	// of its process (fresh at each start): the realtime protocol's
+	// onDisconnect operations are registered to them (presence.go).
+	// Empty: "local", and a random run id.
+	NodeID, RunID string
 }
 
 // DefaultConfig returns the configuration of a production node without

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,6 +24,10 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	cfg.Now = s.cfg.Now
 	cfg.Rand = lockedReader{s}
 	cfg.Logger = s.log
+	disconnects, err := s.newDisconnects()
+	if err != nil {
+		return nil, err
+	}
 	var tokens realtime.Tokens = noTokens{}
 	if s.tokens != nil {
 		tokens = realtimeTokens{s.tokens}
@@ -29,12 +36,33 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 		DB:          s.db,
 		Events:      realtimeEvents{s},
 		Tokens:      tokens,
-		Disconnects: realtime.NewLocalDisconnects(s.db, s.cfg.Now, s.log),
+		Disconnects: disconnects,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: realtime protocol: %w", err)
 	}
+	disconnects.closeSession = rt.CloseSession
+	s.disconnects = disconnects
 	return rt, nil
+}
+
+// newDisconnects keeps onDisconnect operations as replicated state,
+// registered to this node and run.
+func (s *Server) newDisconnects() (*replicatedDisconnects, error) {
+	d := &replicatedDisconnects{db: s.db, node: s.cfg.NodeID, run: s.cfg.RunID, now: s.cfg.Now, rand: lockedReader{s}, log: s.log}
+	if d.node == "" {
+		d.node = "local"
+	}
+	if d.run == "" {
+		// Not from Config.Rand: that is the push keys' randomness, which
+		// tests make deterministic.
+		var b [8]byte
+		if _, err := io.ReadFull(rand.Reader, b[:]); err != nil {
+			return nil, fmt.Errorf("httpapi: run id: %w", err)
+		}
+		d.run = hex.EncodeToString(b[:])
+	}
+	return d, nil
 }
 
 // realtimeRoutes mounts the realtime protocol beside the REST API.

@@ -32,6 +32,7 @@ type Server struct {
 	firstPuts   firstPuts        // streams' first puts being rendered (streamshared.go)
 	writes      *fairGate        // client writes in progress (fairgate.go)
 	rt          *realtime.Server // the realtime protocol at /.ws (realtimewire.go)
+	disconnects *replicatedDisconnects
 
 	randMu sync.Mutex // Config.Rand need not be safe for concurrent use
 }

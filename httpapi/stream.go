@@ -384,6 +384,7 @@ func cancelFrame(reason string) []byte {
 // apply goroutine, in commit order, right after it installed the state
 // that follows them. It never blocks.
 func (s *Server) PublishEvents(applied uint64, events []fsm.Event) {
+	events = s.disconnects.withoutDisconnectEvents(events)
 	s.hub.publish(applied, events)
 	s.captureQueryStreams(events)
 }

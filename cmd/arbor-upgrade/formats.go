@@ -16,8 +16,10 @@ import (
 // reference, the last release (RELEASES at the repository's root), does
 // not apply (cluster/formats.go, cluster/DESIGN.md "Versions and rolling
 // upgrades"). Entry format 1 and snapshot format 1 are those of v0.1.0,
-// the first release, and no later format exists yet: from v0.1.0 there is
-// none to cross. The run reads the reference's formats from its /status
+// the first release; format 2 of both holds the replicated onDisconnect
+// operations: while mixed, an upgraded node answers them "unavailable"
+// (presence.go), and once upgraded one is registered, carried by a
+// snapshot of format 2 across a restart and run. The run reads the reference's formats from its /status
 // (oldFormats) rather than assuming them: when the reference applies
 // fewer entry formats than the rules entry needs, the mixed cluster must
 // hold the rules back (gate.go); otherwise those checks are reported as

@@ -23,6 +23,9 @@ import (
 func (r *result) checkGated(ctx context.Context, o options, b backend, admin adminClient, upgraded, old []string, leader string) {
 	phase := fmt.Sprintf("mixed (new: %s; old: %s)", strings.Join(upgraded, " "), strings.Join(old, " "))
 	r.checkLargeMixed(ctx, o, phase, admin, upgraded, old, leader)
+	if r.OldEntry < presenceFormat {
+		r.checkPresenceGated(ctx, phase, admin, upgraded)
+	}
 	if r.OldEntry >= rulesFormat {
 		r.skipped(phase, "the rules entry held back while an old member runs",
 			fmt.Sprintf("the reference applies entry format %d, which the rules entry needs: nothing to hold back", r.OldEntry))
@@ -33,6 +36,9 @@ func (r *result) checkGated(ctx context.Context, o options, b backend, admin adm
 	r.checkSnapshotsStayOld(phase, b, upgraded, r.OldSnapshot)
 	r.skipped(phase, "a judged write (ID token or auth_variable_override)", "it needs rules, which no member may log yet")
 }
+
+// presenceFormat is the entry format the onDisconnect commands need.
+var presenceFormat = fsm.CmdDisconnectRegister.EntryFormat()
 
 // rulesFormat is the entry format the rules entry (and a judged write)
 // needs: what every member must apply before either is logged.

@@ -52,11 +52,20 @@ func (r *result) checkRestoredOld(ctx context.Context, admin adminClient, s step
 // checkRestartWithRules restarts via, a follower, once the rules are
 // set: first the new release's --snapshot-threshold/--snapshot-interval
 // must take a snapshot covering them (filler writes feed the threshold),
-// in the new release's format (fsm.SnapshotVersion); then via is stopped
-// and started again, must restore its newest snapshot, and still serve
-// the rules, the large value and judge writes by the rules it restored.
+// in the new release's format (fsm.SnapshotVersion: it holds the
+// onDisconnect operation a realtime connection to the leader registered
+// first); then via is stopped and started again, must restore its newest
+// snapshot, and still serve the rules, the large value and judge writes
+// by the rules it restored; and the operation runs when its connection
+// ends.
 func (r *result) checkRestartWithRules(ctx context.Context, o options, b backend, admin adminClient, leader, via string) {
 	phase := "restart " + via
+	presence, err := openPresence(ctx, admin, leader)
+	r.crossed(phase, "an onDisconnect operation registered through the realtime protocol on "+leader, presencePath, err)
+	if err != nil {
+		return
+	}
+	defer presence.ws.CloseNow()
 	lst, err := admin.status(ctx, leader)
 	if err != nil {
 		r.crossed(phase, "a snapshot with the rules", "", fmt.Errorf("leader %s: %w", leader, err))
@@ -108,6 +117,7 @@ func (r *result) checkRestartWithRules(ctx context.Context, o options, b backend
 	r.crossed(phase, "a snapshot with the rules restored", fmt.Sprintf("%s; raft last_snapshot_index %d when ready", newest, idx), err)
 	r.checkRulesEverywhere(ctx, phase, admin)
 	r.checkJudged(ctx, phase, admin, via, "restarted")
+	r.checkPresenceRan(ctx, o, admin, presence, leader, via, phase)
 }
 
 // snapshotCovering writes small values through leader until via reports

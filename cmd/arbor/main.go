@@ -180,6 +180,9 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	}
 	hc := cfg.httpConfig(logger, reg)
 	hc.Tokens = tokens
+	// onDisconnect operations are registered to this node and this run of
+	// its process.
+	hc.NodeID, hc.RunID = node.ID(), node.RunID()
 	api, err := httpapi.NewWithAdmin(hc, node, node)
 	if err != nil {
 		return abort(fmt.Errorf("build HTTP API: %w", err))

@@ -45,12 +45,14 @@ func (s *session) onDisconnect(rq request) {
 	// The verdict was for the rules in force now; the write is judged
 	// again when it runs, by the rules in force then.
 	cmd.Prejudged, cmd.PrejudgedRules = false, 0
+	// Before the outcome is known: a registration whose answer was lost
+	// may still be in the log, and must run when the connection ends.
+	s.registered = true
 	if err := reg.Register(ctx, s.id, cmd); err != nil {
 		s.fail(rq, err)
 		return
 	}
 	s.disconnects[key] = struct{}{}
-	s.registered = true
 	s.ok(rq, nil)
 }
 
@@ -70,6 +72,10 @@ func (s *session) cancelOnDisconnect(rq request) {
 	reg := s.srv.deps.Disconnects
 	if reg == nil {
 		s.fail(rq, errNoDisconnects)
+		return
+	}
+	if !s.registered {
+		s.ok(rq, nil) // nothing to forget: no log entry for it
 		return
 	}
 	ctx, cancel := s.requestContext()

@@ -197,6 +197,24 @@ func (s *Server) Close() {
 	}
 }
 
+// errDisconnectsRan ends a session whose onDisconnect operations were run
+// by another node: this node had been declared gone (cut off from the
+// cluster), so the connection must not outlive them.
+var errDisconnectsRan = errors.New("this connection's onDisconnect operations ran while the server was cut off from its cluster; reconnect")
+
+// CloseSession ends the session with id, if it is open, because its
+// onDisconnect operations ran elsewhere: the client is told why (a close
+// handshake, off the caller's goroutine) and reconnects. It never blocks.
+func (s *Server) CloseSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sess := range s.sessions {
+		if sess.id == id {
+			go sess.closeWith(websocket.StatusGoingAway, errDisconnectsRan)
+		}
+	}
+}
+
 // LongPoll answers /.lp, the long-polling transport this server does not
 // have, with a JSON 400 that says how a web app keeps to WebSockets.
 func LongPoll() http.Handler {

@@ -20,6 +20,8 @@ type rtConn struct {
 	ws   *websocket.Conn
 	next int
 	msgs chan map[string]any
+	// readErr is why the connection ended, set before msgs is closed.
+	readErr error
 }
 
 // dialRT connects to n's /.ws as an SDK does and reads its hello.
@@ -38,6 +40,7 @@ func dialRT(t *testing.T, n *Node) *rtConn {
 		for {
 			_, b, err := ws.Read(context.Background())
 			if err != nil {
+				c.readErr = err
 				return
 			}
 			var m map[string]any

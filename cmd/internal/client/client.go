@@ -149,3 +149,15 @@ func NotSent(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }
+
+// Realtime returns what a client of node's realtime protocol (/.ws)
+// needs: an HTTP client with node's connection settings and no timeout
+// (the WebSocket lives on), the WebSocket URL for database ns, and the
+// admin secret to send with gauth.
+func (c *Client) Realtime(node, ns string) (hc *http.Client, url, secret string, err error) {
+	h, ok := c.https[node]
+	if !ok {
+		return nil, "", "", fmt.Errorf("client: unknown node %q", node)
+	}
+	return &http.Client{Transport: h.Transport}, "wss://" + c.eps[node].Addr + "/.ws?v=5&ns=" + ns, c.secret, nil
+}

@@ -11,10 +11,9 @@ import (
 	"github.com/arbordb/arbor/fsm/tree"
 )
 
-// LocalDisconnects keeps onDisconnect operations in this node's memory
-// and runs them through DB when their session ends. They do not survive
-// the node: a node that dies takes them along. It serves a single node,
-// and tests, until registrations are replicated state.
+// LocalDisconnects is the tests' Disconnects: it keeps onDisconnect
+// operations in memory and runs them through DB when their session ends.
+// A node keeps them as replicated state instead (httpapi/presence.go).
 type LocalDisconnects struct {
 	db  DB
 	now func() time.Time
