@@ -39,7 +39,7 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 
 // realtimeRoutes mounts the realtime protocol beside the REST API.
 func (s *Server) realtimeRoutes(e *gin.Engine) {
-	e.GET("/.ws", gin.WrapH(s.rt))
+	e.GET("/.ws", s.serveRealtime)
 	e.Any("/.lp", gin.WrapH(realtime.LongPoll()))
 }
 
