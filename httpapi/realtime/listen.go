@@ -83,6 +83,10 @@ func (s *session) listen(rq request) {
 	defer l.mu.Unlock()
 	warnings, err := s.startListen(l, b.H)
 	if err != nil {
+		// The feed may have woken the loop before the listen failed: it
+		// must find l closed, with no feed to take from.
+		l.closed = true
+		s.forgetReady(l)
 		s.fail(rq, err)
 		return
 	}
@@ -133,6 +137,11 @@ func (s *session) unlisten(rq request) {
 func (s *session) dropListen(l *listen) {
 	delete(s.listens, l.key)
 	l.close()
+	s.forgetReady(l)
+}
+
+// forgetReady drops l from the listens with changes to send.
+func (s *session) forgetReady(l *listen) {
 	s.readyMu.Lock()
 	delete(s.ready, l)
 	s.readyMu.Unlock()
@@ -174,7 +183,7 @@ func (s *session) pump() {
 func (s *session) sendChanges(l *listen) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed || l.feed == nil {
 		return
 	}
 	changes := l.feed.Take()

@@ -221,7 +221,11 @@ func (s *session) respond(rq request, status string, data []byte) {
 // fail answers rq with err's status and message.
 func (s *session) fail(rq request, err error) {
 	status, msg := statusOf(err)
-	if status == statusUnavailable {
+	switch {
+	case status != statusUnavailable:
+	case s.ctx.Err() != nil: // the client left while it was served: nothing went wrong
+		s.srv.cfg.Logger.Debug("realtime: request ended with its connection", "session", s.id, "action", rq.action, "err", err)
+	default:
 		s.srv.cfg.Logger.Warn("realtime: request failed", "session", s.id, "action", rq.action, "err", err)
 	}
 	s.respond(rq, status, appendString(nil, msg))
