@@ -16,6 +16,7 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	cfg := realtime.DefaultConfig()
 	cfg.DatabaseName = s.cfg.DatabaseName
 	cfg.MaxMessageBytes = max(cfg.MaxMessageBytes, s.cfg.MaxBodyBytes)
+	cfg.MaxOutboundBytes = max(int64(s.cfg.StreamBufferBytes), maxFrameBytes) // as a stream's queue
 	cfg.OpenIfUnset = s.cfg.Dev
 	cfg.AdminSecrets = s.cfg.AdminSecrets
 	cfg.Now = s.cfg.Now
@@ -36,6 +37,10 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	}
 	return rt, nil
 }
+
+// maxFrameBytes is the least outbound bound the realtime server takes:
+// one frame.
+const maxFrameBytes = 16 << 10
 
 // realtimeRoutes mounts the realtime protocol beside the REST API.
 func (s *Server) realtimeRoutes(e *gin.Engine) {

@@ -61,7 +61,7 @@ func DefaultConfig() Config {
 		MaxMessageBytes:    16 << 20,
 		MaxListens:         10000,
 		MaxDisconnects:     1000,
-		MaxOutboundBytes:   16 << 20,
+		MaxOutboundBytes:   8 << 20,
 		MaxPendingRequests: 64,
 		WriteTimeout:       10 * time.Second,
 		IdleTimeout:        2 * time.Minute,

@@ -232,18 +232,25 @@ func (s *session) revoke(l *listen) {
 // sendData pushes action (d or m) at rel below l's location with data,
 // tagged for a tagged listen.
 func (s *session) sendData(l *listen, action, rel string, data []byte) {
+	s.sendRendered(l, action, rel, func(b []byte) []byte { return append(b, data...) })
+}
+
+// sendRendered is sendData with the data rendered by render straight into
+// the message: a large value is held once per client, not three times.
+func (s *session) sendRendered(l *listen, action, rel string, render func([]byte) []byte) {
 	p := l.path.String()
 	if rel != "" {
 		p += "/" + rel
 	}
-	body := append([]byte(`{"p":`), appendString(nil, p)...)
-	body = append(body, `,"d":`...)
-	body = append(body, data...)
+	msg := append(appendPushHead(nil, action), `{"p":`...)
+	msg = appendString(msg, p)
+	msg = append(msg, `,"d":`...)
+	msg = render(msg)
 	if l.tagged {
-		body = append(body, `,"t":`...)
-		body = strconv.AppendInt(body, l.key.tag, 10)
+		msg = append(msg, `,"t":`...)
+		msg = strconv.AppendInt(msg, l.key.tag, 10)
 	}
-	s.send(appendPush(nil, action, append(body, '}')))
+	s.send(append(msg, "}}}"...))
 }
 
 // sendEvents pushes one batch's events to a listen without a query: a
@@ -255,7 +262,7 @@ func (s *session) sendEvents(l *listen, c *Change) {
 			continue
 		}
 		if l.path.HasPrefix(e.Path) {
-			s.sendData(l, "d", "", tree.AppendJSON(nil, c.Value, exportJSON))
+			s.sendRendered(l, "d", "", func(b []byte) []byte { return tree.AppendJSON(b, c.Value, exportJSON) })
 			return // the value after the batch shows the batch's other events
 		}
 	}
@@ -266,9 +273,9 @@ func (s *session) sendEvents(l *listen, c *Change) {
 		rel := tree.Path(e.Path[len(l.path):]).String()[1:]
 		switch e.Kind {
 		case fsm.EventPut:
-			s.sendData(l, "d", rel, tree.AppendJSON(nil, e.Value, exportJSON))
+			s.sendRendered(l, "d", rel, func(b []byte) []byte { return tree.AppendJSON(b, e.Value, exportJSON) })
 		case fsm.EventPatch:
-			s.sendData(l, "m", rel, tree.AppendFields(nil, e.Fields, exportJSON))
+			s.sendRendered(l, "m", rel, func(b []byte) []byte { return tree.AppendFields(b, e.Fields, exportJSON) })
 		}
 	}
 }
@@ -308,7 +315,7 @@ func (s *session) sendWindow(l *listen, c *Change) {
 		}
 	}
 	if len(fields) > 0 {
-		s.sendData(l, "m", "", tree.AppendFields(nil, fields, exportJSON))
+		s.sendRendered(l, "m", "", func(b []byte) []byte { return tree.AppendFields(b, fields, exportJSON) })
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,10 +50,26 @@ func rtDialRaw(ctx context.Context, hc *http.Client, n *Node) (*rtRaw, error) {
 	return c, nil
 }
 
-// next reads one frame's text.
+// next reads one message: a frame, or the frames a count frame announces
+// put together.
 func (c *rtRaw) next(ctx context.Context) (string, error) {
 	_, b, err := c.ws.Read(ctx)
-	return string(b), err
+	if err != nil || len(b) > 6 {
+		return string(b), err
+	}
+	n, perr := strconv.Atoi(string(b))
+	if perr != nil || n < 1 {
+		return string(b), nil
+	}
+	var msg strings.Builder
+	for range n {
+		_, f, err := c.ws.Read(ctx)
+		if err != nil {
+			return "", err
+		}
+		msg.Write(f)
+	}
+	return msg.String(), nil
 }
 
 // send writes one text frame.
