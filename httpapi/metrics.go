@@ -25,7 +25,7 @@ type metrics struct {
 	streamsOpen    prometheus.Gauge
 	streamEvents   prometheus.Counter
 	streamsDropped prometheus.Counter
-	// The realtime protocol (realtimemetrics.go): connections at /.ws
+	// The realtime protocol (realtimewire.go): connections at /.ws
 	// open now, and their listens' subscriptions to the hub.
 	realtimeConns   prometheus.Gauge
 	realtimeListens prometheus.Gauge

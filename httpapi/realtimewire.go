@@ -22,6 +22,8 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	cfg.Now = s.cfg.Now
 	cfg.Rand = lockedReader{s}
 	cfg.Logger = s.log
+	cfg.CountSessions = func(d int) { s.metrics.realtimeConns.Add(float64(d)) }
+	cfg.CountPanic = s.metrics.panics.Inc
 	var tokens realtime.Tokens = noTokens{}
 	if s.tokens != nil {
 		tokens = realtimeTokens{s.tokens}
@@ -44,7 +46,7 @@ const maxFrameBytes = 16 << 10
 
 // realtimeRoutes mounts the realtime protocol beside the REST API.
 func (s *Server) realtimeRoutes(e *gin.Engine) {
-	e.GET("/.ws", s.serveRealtime)
+	e.GET("/.ws", gin.WrapH(s.rt))
 	e.Any("/.lp", gin.WrapH(realtime.LongPoll()))
 }
 

@@ -53,6 +53,12 @@ type Config struct {
 	Rand io.Reader
 	// Logger receives the server's log lines.
 	Logger *slog.Logger
+	// CountSessions, if set, is told of each session that starts (+1)
+	// and ends (-1): a gauge of open connections.
+	CountSessions func(delta int)
+	// CountPanic, if set, is told of each panic recovered in a session
+	// (a bug; the session ends, the node goes on).
+	CountPanic func()
 }
 
 // DefaultConfig returns the settings a node starts with.

@@ -87,8 +87,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		conn.Close(websocket.StatusGoingAway, "the server is shutting down")
 		return
 	}
+	// The session runs on a goroutine of its own and the handler returns:
+	// the request, the router's context and the handler's stack (grown by
+	// the TLS handshake) are freed for as long as the connection lasts.
+	go s.serve(sess)
+}
+
+// serve runs a session and forgets it once it ended.
+func (s *Server) serve(sess *session) {
 	defer s.untrack(sess)
-	sess.run(r.Context())
+	defer sess.guard()
+	sess.run()
 }
 
 // protocolVersion is the one version served.
@@ -166,6 +175,9 @@ func (s *Server) track(sess *session) bool {
 		return false
 	}
 	s.sessions[sess] = struct{}{}
+	if s.cfg.CountSessions != nil {
+		s.cfg.CountSessions(1)
+	}
 	return true
 }
 
@@ -173,6 +185,9 @@ func (s *Server) untrack(sess *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, sess)
+	if s.cfg.CountSessions != nil {
+		s.cfg.CountSessions(-1)
+	}
 }
 
 // Sessions is the number of open connections.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -33,7 +34,7 @@ type session struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	reqs   chan request
+	reqs   chan *request // pointers: an idle connection holds MaxPendingRequests words, not requests
 
 	// ready holds the listens whose feeds have changes; wake is
 	// signalled (non-blocking) when one is added.
@@ -50,29 +51,62 @@ type session struct {
 }
 
 func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
-	return &session{
+	sess := &session{
 		srv: s, conn: conn, id: id, host: host,
-		out:         newOutbox(s.cfg.MaxOutboundBytes),
-		reqs:        make(chan request, s.cfg.MaxPendingRequests),
+		reqs:        make(chan *request, s.cfg.MaxPendingRequests),
 		ready:       map[*listen]struct{}{},
 		wake:        make(chan struct{}, 1),
 		who:         s.anonymous(),
 		listens:     map[listenKey]*listen{},
 		disconnects: map[string]struct{}{},
 	}
+	sess.out = newOutbox(s.cfg.MaxOutboundBytes, sess.writeMessage, func() { sess.end(errWriteFailed) }, sess.guard)
+	sess.ctx, sess.cancel = context.WithCancelCause(context.Background())
+	return sess
 }
 
 // run serves the session until the connection ends, then runs its
-// onDisconnect operations.
-func (s *session) run(parent context.Context) {
-	// The session outlives the request's context only as long as the
-	// connection does; its own context ends it.
-	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(parent))
+// onDisconnect operations (also when the loop panicked: guard, deferred
+// by the caller, recovers after finish ran).
+func (s *session) run() {
+	defer s.finish()
 	s.hello()
-	go s.out.writeLoop(s.ctx, s.conn, s)
 	go s.readLoop()
 	s.loop()
-	s.finish()
+}
+
+// errPanic ends a session whose goroutine panicked (a bug).
+var errPanic = errors.New("internal error")
+
+// guard is deferred by each of a session's goroutines: a panic there is
+// a bug, which is logged and counted and ends this session alone, not
+// the node.
+func (s *session) guard() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	s.srv.cfg.Logger.Error("realtime: panic serving a connection", "session", s.id, "panic", p, "stack", string(debug.Stack()))
+	if s.srv.cfg.CountPanic != nil {
+		s.srv.cfg.CountPanic()
+	}
+	s.end(errPanic)
+}
+
+// writeMessage writes one message to the client, framed, each frame
+// within WriteTimeout: a write blocked on a client that stopped reading
+// ends then, or when the session does (the library closes the
+// connection).
+func (s *session) writeMessage(msg []byte) error {
+	for _, f := range splitFrames(msg) {
+		ctx, cancel := context.WithTimeout(s.ctx, s.srv.cfg.WriteTimeout)
+		err := s.conn.Write(ctx, websocket.MessageText, f)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hello sends the handshake: server time, version, the host the client
@@ -112,7 +146,7 @@ func (s *session) loop() {
 		case <-s.ctx.Done():
 			return
 		case rq := <-s.reqs:
-			s.handle(rq)
+			s.handle(*rq)
 		case <-s.wake:
 			s.pump()
 		case <-expired:
@@ -126,6 +160,7 @@ func (s *session) loop() {
 // assembled and decoded, pings answered here, requests queued for the
 // loop (waiting while MaxPendingRequests are queued).
 func (s *session) readLoop() {
+	defer s.guard()
 	a := assembler{limit: s.srv.cfg.MaxMessageBytes}
 	for {
 		rctx, cancel := context.WithTimeout(s.ctx, s.srv.cfg.IdleTimeout)
@@ -166,7 +201,7 @@ func (s *session) readLoop() {
 			continue // other control messages from clients need nothing
 		}
 		select {
-		case s.reqs <- m.req:
+		case s.reqs <- &m.req:
 		case <-s.ctx.Done():
 			return
 		}
