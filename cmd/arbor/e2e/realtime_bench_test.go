@@ -59,13 +59,13 @@ func BenchmarkRealtime(b *testing.B) {
 	pid := n.current().cmd.Process.Pid
 
 	quiet := rtEventProbe(b, n, "quiet")
-	rss0 := rssKB(b, pid)
+	rss0, mem0 := rssKB(b, pid), rtGoMemory(b, n)
 	start := time.Now()
 	conns := rtOpenIdle(b, n, idle)
 	opened := time.Since(start)
 	conns.listen(b)
 	listened := time.Since(start) - opened
-	rss1 := rssKB(b, pid)
+	rss1, mem1 := rssKB(b, pid), rtGoMemory(b, n)
 	busy := rtEventProbe(b, n, "busy")
 	rss2 := rssKB(b, pid)
 	conns.close()
@@ -79,6 +79,8 @@ func BenchmarkRealtime(b *testing.B) {
 	t := fmt.Sprintf("realtime protocol on one node (%s), TLS\n", n.Name)
 	t += fmt.Sprintf("%d connections opened in %s (%.0f/s, %d at once), their listens in %s: RSS %d → %d KB (%.1f KB per connection with its listen); %d KB after the writes below\n",
 		idle, opened.Round(time.Millisecond), accepts, rtBenchOpening, listened.Round(time.Millisecond), rss0, rss1, perConn/1024, rss2)
+	t += fmt.Sprintf("per connection, from the node's Go runtime: heap in use %.1f KB (garbage not yet collected included), goroutine stacks %.1f KB, goroutines %.2f\n",
+		float64(mem1.heap-mem0.heap)/1024/float64(idle), float64(mem1.stacks-mem0.stacks)/1024/float64(idle), float64(mem1.goroutines-mem0.goroutines)/float64(idle))
 	t += fmt.Sprintf("%-34s %7s %8s %9s %9s %9s %9s %5s\n", "event latency (REST write → push)", "writes", "writes/s", "ack p50", "ack p99", "ack max", "send p99", "CPU")
 	for _, p := range []struct {
 		name string
@@ -355,5 +357,18 @@ func rtReadPushes(ctx context.Context, ws *websocket.Conn, l *probeLocation) {
 			}
 			l.mu.Unlock()
 		}
+	}
+}
+
+// rtMemory is what a node's Go runtime reports of its memory.
+type rtMemory struct{ heap, stacks, goroutines float64 }
+
+// rtGoMemory reads n's heap in use, goroutine stacks and goroutines from
+// its /metrics.
+func rtGoMemory(b *testing.B, n *Node) rtMemory {
+	return rtMemory{
+		heap:       counterValue(b, n, "go_memstats_heap_inuse_bytes"),
+		stacks:     counterValue(b, n, "go_memstats_stack_inuse_bytes"),
+		goroutines: counterValue(b, n, "go_goroutines"),
 	}
 }
