@@ -96,14 +96,34 @@ func (s *session) write(rq request) {
 			return
 		}
 	}
-	if _, err := s.judgeAndPropose(ctx, &cmd); err != nil {
+	a, err := s.judgeAndPropose(ctx, &cmd)
+	if err != nil {
 		s.fail(rq, err)
 		return
 	}
-	// The changes the write made are sent first when this node has
-	// applied it already, as a client expects of its own write.
+	// The changes the write made are sent first, as a client expects of
+	// its own write.
+	s.caughtUp(ctx, a.Index)
 	s.pump()
 	s.ok(rq, nil)
+}
+
+// caughtUp waits until this node has applied index, the log index of a
+// write of this session: a follower acknowledges a write it forwarded
+// once the cluster committed it, maybe before it applied it itself, and
+// the write's changes to the session's listens must still come before
+// its answer, as they do on the leader. A local read tells whether the
+// node is there already (always on the leader); else a linearizable read
+// waits until it is. A failure only means the changes come after the
+// answer.
+func (s *session) caughtUp(ctx context.Context, index uint64) {
+	if index == 0 {
+		return
+	}
+	if res, err := s.srv.deps.DB.Read(ctx, fsm.Read{}); err == nil && res.Index >= index {
+		return
+	}
+	_, _ = s.srv.deps.DB.Read(ctx, fsm.Read{Linearizable: true})
 }
 
 // command builds the write of b: a set, or an update when merge. The body
