@@ -166,6 +166,7 @@ func (s *session) markReady(l *listen) {
 	case s.wake <- struct{}{}:
 	default:
 	}
+	s.kick()
 }
 
 // pump sends the changes of every listen that has some.

@@ -93,12 +93,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go s.serve(sess)
 }
 
-// serve runs a session and forgets it once it ended.
-func (s *Server) serve(sess *session) {
-	defer s.untrack(sess)
-	defer sess.guard()
-	sess.run()
-}
+// serve runs a session; it forgets itself once it ended (loop.go).
+func (s *Server) serve(sess *session) { sess.run() }
 
 // protocolVersion is the one version served.
 const protocolVersion = "5"

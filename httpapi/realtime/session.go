@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -36,6 +37,13 @@ type session struct {
 	cancel context.CancelCauseFunc
 	reqs   chan *request // pointers: an idle connection holds MaxPendingRequests words, not requests
 
+	// The loop runs only while it has work (loop.go): running says one
+	// does; expiredGen is the generation of an expiry that fired.
+	runMu      sync.Mutex
+	running    bool
+	expiredGen atomic.Int64
+	finished   sync.Once
+
 	// ready holds the listens whose feeds have changes; wake is
 	// signalled (non-blocking) when one is added.
 	readyMu sync.Mutex
@@ -47,7 +55,8 @@ type session struct {
 	listens     map[listenKey]*listen
 	disconnects map[string]struct{} // paths with onDisconnect operations
 	registered  bool                // some operation was registered
-	expiry      *time.Timer         // fires when the token expires
+	expiry      *time.Timer         // marks the token expired (expiredGen) when it fires
+	expiryGen   int64               // the generation of the armed expiry
 }
 
 func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
@@ -65,14 +74,13 @@ func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
 	return sess
 }
 
-// run serves the session until the connection ends, then runs its
-// onDisconnect operations (also when the loop panicked: guard, deferred
-// by the caller, recovers after finish ran).
+// run reads the connection until it ends (on the goroutine that serves
+// the session); the loop (loop.go) then finishes the session.
 func (s *session) run() {
-	defer s.finish()
+	defer s.kick() // the loop sees the end and finishes the session
+	defer s.guard()
 	s.hello()
-	go s.readLoop()
-	s.loop()
+	s.readLoop()
 }
 
 // errPanic ends a session whose goroutine panicked (a bug).
@@ -82,10 +90,13 @@ var errPanic = errors.New("internal error")
 // a bug, which is logged and counted and ends this session alone, not
 // the node.
 func (s *session) guard() {
-	p := recover()
-	if p == nil {
-		return
+	if p := recover(); p != nil {
+		s.recovered(p)
 	}
+}
+
+// recovered logs and counts panic p and ends the session.
+func (s *session) recovered(p any) {
 	s.srv.cfg.Logger.Error("realtime: panic serving a connection", "session", s.id, "panic", p, "stack", string(debug.Stack()))
 	if s.srv.cfg.CountPanic != nil {
 		s.srv.cfg.CountPanic()
@@ -135,27 +146,6 @@ func (s *session) end(cause error) {
 	}
 }
 
-// loop handles requests and listens' changes until the session ends.
-func (s *session) loop() {
-	for {
-		var expired <-chan time.Time
-		if s.expiry != nil {
-			expired = s.expiry.C
-		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case rq := <-s.reqs:
-			s.handle(*rq)
-		case <-s.wake:
-			s.pump()
-		case <-expired:
-			s.expiry = nil
-			s.tokenExpired()
-		}
-	}
-}
-
 // readLoop reads frames until the connection ends: messages are
 // assembled and decoded, pings answered here, requests queued for the
 // loop (waiting while MaxPendingRequests are queued).
@@ -202,6 +192,7 @@ func (s *session) readLoop() {
 		}
 		select {
 		case s.reqs <- &m.req:
+			s.kick()
 		case <-s.ctx.Done():
 			return
 		}
