@@ -67,7 +67,7 @@ func BenchmarkRealtime(b *testing.B) {
 	listened := time.Since(start) - opened
 	rss1, mem1 := rssKB(b, pid), rtGoMemory(b, n)
 	busy := rtEventProbe(b, n, "busy")
-	rss2 := rssKB(b, pid)
+	rss2, mem2 := rssKB(b, pid), rtGoMemory(b, n)
 	conns.close()
 
 	perConn := float64(rss1-rss0) * 1024 / float64(idle)
@@ -81,6 +81,8 @@ func BenchmarkRealtime(b *testing.B) {
 		idle, opened.Round(time.Millisecond), accepts, rtBenchOpening, listened.Round(time.Millisecond), rss0, rss1, perConn/1024, rss2)
 	t += fmt.Sprintf("per connection, from the node's Go runtime: heap in use %.1f KB (garbage not yet collected included), goroutine stacks %.1f KB, goroutines %.2f\n",
 		float64(mem1.heap-mem0.heap)/1024/float64(idle), float64(mem1.stacks-mem0.stacks)/1024/float64(idle), float64(mem1.goroutines-mem0.goroutines)/float64(idle))
+	t += fmt.Sprintf("after the writes below (the collector ran meanwhile, so nearer what is live): heap in use %.1f KB per connection\n",
+		float64(mem2.heap-mem0.heap)/1024/float64(idle))
 	t += fmt.Sprintf("%-34s %7s %8s %9s %9s %9s %9s %5s\n", "event latency (REST write → push)", "writes", "writes/s", "ack p50", "ack p99", "ack max", "send p99", "CPU")
 	for _, p := range []struct {
 		name string
