@@ -233,17 +233,20 @@ func (s *session) revoke(l *listen) {
 // sendData pushes action (d or m) at rel below l's location with data,
 // tagged for a tagged listen.
 func (s *session) sendData(l *listen, action, rel string, data []byte) {
-	s.sendRendered(l, action, rel, func(b []byte) []byte { return append(b, data...) })
+	s.sendRendered(l, action, rel, int64(len(data)), func(b []byte) []byte { return append(b, data...) })
 }
 
 // sendRendered is sendData with the data rendered by render straight into
-// the message: a large value is held once per client, not three times.
-func (s *session) sendRendered(l *listen, action, rel string, render func([]byte) []byte) {
+// the message, whose buffer is sized for size bytes of data (the value's
+// approximate JSON size): a large value is rendered once per client, with
+// no copies left behind as garbage.
+func (s *session) sendRendered(l *listen, action, rel string, size int64, render func([]byte) []byte) {
 	p := l.path.String()
 	if rel != "" {
 		p += "/" + rel
 	}
-	msg := append(appendPushHead(nil, action), `{"p":`...)
+	msg := make([]byte, 0, 64+2*len(p)+int(min(max(size, 0), 1<<30)))
+	msg = append(appendPushHead(msg, action), `{"p":`...)
 	msg = appendString(msg, p)
 	msg = append(msg, `,"d":`...)
 	msg = render(msg)
@@ -263,7 +266,7 @@ func (s *session) sendEvents(l *listen, c *Change) {
 			continue
 		}
 		if l.path.HasPrefix(e.Path) {
-			s.sendRendered(l, "d", "", func(b []byte) []byte { return tree.AppendJSON(b, c.Value, exportJSON) })
+			s.sendRendered(l, "d", "", c.Value.Size(), func(b []byte) []byte { return tree.AppendJSON(b, c.Value, exportJSON) })
 			return // the value after the batch shows the batch's other events
 		}
 	}
@@ -274,9 +277,9 @@ func (s *session) sendEvents(l *listen, c *Change) {
 		rel := tree.Path(e.Path[len(l.path):]).String()[1:]
 		switch e.Kind {
 		case fsm.EventPut:
-			s.sendRendered(l, "d", rel, func(b []byte) []byte { return tree.AppendJSON(b, e.Value, exportJSON) })
+			s.sendRendered(l, "d", rel, e.Value.Size(), func(b []byte) []byte { return tree.AppendJSON(b, e.Value, exportJSON) })
 		case fsm.EventPatch:
-			s.sendRendered(l, "m", rel, func(b []byte) []byte { return tree.AppendFields(b, e.Fields, exportJSON) })
+			s.sendRendered(l, "m", rel, fieldsSize(e.Fields), func(b []byte) []byte { return tree.AppendFields(b, e.Fields, exportJSON) })
 		}
 	}
 }
@@ -316,7 +319,7 @@ func (s *session) sendWindow(l *listen, c *Change) {
 		}
 	}
 	if len(fields) > 0 {
-		s.sendRendered(l, "m", "", func(b []byte) []byte { return tree.AppendFields(b, fields, exportJSON) })
+		s.sendRendered(l, "m", "", fieldsSize(fields), func(b []byte) []byte { return tree.AppendFields(b, fields, exportJSON) })
 	}
 }
 
@@ -391,4 +394,13 @@ func sameWindow(a, b window) bool {
 		}
 	}
 	return true
+}
+
+// fieldsSize is the approximate JSON size of an update's fields.
+func fieldsSize(fields []tree.Field) int64 {
+	n := int64(2)
+	for _, f := range fields {
+		n += 8 + int64(len(f.Path))*8 + f.Value.Size()
+	}
+	return n
 }
