@@ -184,6 +184,11 @@ func (s *session) pump() {
 func (s *session) sendChanges(l *listen) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	s.sendChangesLocked(l)
+}
+
+// sendChangesLocked is sendChanges with l.mu held.
+func (s *session) sendChangesLocked(l *listen) {
 	if l.closed || l.feed == nil {
 		return
 	}
@@ -336,6 +341,9 @@ func (s *session) reauthorize() {
 func (s *session) restartListen(l *listen) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// The changes pending for the old identity are sent first: they were judged
+	// for it when they were made, before the client changed its token.
+	s.sendChangesLocked(l)
 	if l.closed {
 		return
 	}
