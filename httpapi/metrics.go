@@ -25,6 +25,10 @@ type metrics struct {
 	streamsOpen    prometheus.Gauge
 	streamEvents   prometheus.Counter
 	streamsDropped prometheus.Counter
+	// The realtime protocol (realtimewire.go): connections at /.ws
+	// open now, and their listens' subscriptions to the hub.
+	realtimeConns   prometheus.Gauge
+	realtimeListens prometheus.Gauge
 	// Writes waiting for a slot (fairgate.go).
 	writesWaiting prometheus.Gauge
 	// Writes judged again because the rules changed while they waited
@@ -70,6 +74,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.streamsDropped, err = register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "arbor", Subsystem: "stream", Name: "cancelled_total",
 		Help: "Streams cancelled because the subscriber fell behind its buffer.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.realtimeConns, err = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "arbor", Subsystem: "realtime", Name: "connections_open",
+		Help: "Realtime-protocol (WebSocket /.ws) connections open on this node.",
+	})); err != nil {
+		return nil, err
+	}
+	if m.realtimeListens, err = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "arbor", Subsystem: "realtime", Name: "listens_open",
+		Help: "Realtime-protocol listens subscribed to this node's changes.",
 	})); err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ func (e realtimeEvents) Subscribe(loc tree.Path, as *fsm.Access, wake func()) (r
 	if !s.hub.subscribe(f.sub) {
 		return nil, errStreamsClosed
 	}
+	s.metrics.realtimeListens.Inc()
 	return f, nil
 }
 
@@ -138,6 +139,7 @@ func (f *feed) Close() {
 	f.closed = true
 	f.mu.Unlock()
 	if !closed {
+		f.s.metrics.realtimeListens.Dec()
 		f.s.hub.unsubscribe(f.sub)
 		f.sub.finish("")
 	}

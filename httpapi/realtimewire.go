@@ -19,6 +19,7 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	cfg := realtime.DefaultConfig()
 	cfg.DatabaseName = s.cfg.DatabaseName
 	cfg.MaxMessageBytes = max(cfg.MaxMessageBytes, s.cfg.MaxBodyBytes)
+	cfg.MaxOutboundBytes = max(int64(s.cfg.StreamBufferBytes), maxFrameBytes) // as a stream's queue
 	cfg.OpenIfUnset = s.cfg.Dev
 	cfg.AdminSecrets = s.cfg.AdminSecrets
 	cfg.Now = s.cfg.Now
@@ -28,6 +29,8 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.CountSessions = func(d int) { s.metrics.realtimeConns.Add(float64(d)) }
+	cfg.CountPanic = s.metrics.panics.Inc
 	var tokens realtime.Tokens = noTokens{}
 	if s.tokens != nil {
 		tokens = realtimeTokens{s.tokens}
@@ -64,6 +67,10 @@ func (s *Server) newDisconnects() (*replicatedDisconnects, error) {
 	}
 	return d, nil
 }
+
+// maxFrameBytes is the least outbound bound the realtime server takes:
+// one frame.
+const maxFrameBytes = 16 << 10
 
 // realtimeRoutes mounts the realtime protocol beside the REST API.
 func (s *Server) realtimeRoutes(e *gin.Engine) {

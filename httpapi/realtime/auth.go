@@ -145,7 +145,12 @@ func (s *session) setIdentity(who identity) {
 		s.expiry = nil
 	}
 	if !who.expires.IsZero() {
-		s.expiry = time.NewTimer(max(who.expires.Sub(s.srv.cfg.Now()), 0))
+		s.expiryGen++
+		gen := s.expiryGen
+		s.expiry = time.AfterFunc(max(who.expires.Sub(s.srv.cfg.Now()), 0), func() {
+			s.expiredGen.Store(gen)
+			s.kick()
+		})
 	}
 	s.reauthorize()
 }

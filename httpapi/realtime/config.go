@@ -54,6 +54,12 @@ type Config struct {
 	Rand io.Reader
 	// Logger receives the server's log lines.
 	Logger *slog.Logger
+	// CountSessions, if set, is told of each session that starts (+1)
+	// and ends (-1): a gauge of open connections.
+	CountSessions func(delta int)
+	// CountPanic, if set, is told of each panic recovered in a session
+	// (a bug; the session ends, the node goes on).
+	CountPanic func()
 }
 
 // DefaultConfig returns the settings a node starts with.
@@ -62,7 +68,7 @@ func DefaultConfig() Config {
 		MaxMessageBytes:    16 << 20,
 		MaxListens:         10000,
 		MaxDisconnects:     1000,
-		MaxOutboundBytes:   16 << 20,
+		MaxOutboundBytes:   8 << 20,
 		MaxPendingRequests: 64,
 		WriteTimeout:       10 * time.Second,
 		IdleTimeout:        2 * time.Minute,

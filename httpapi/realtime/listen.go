@@ -83,6 +83,10 @@ func (s *session) listen(rq request) {
 	defer l.mu.Unlock()
 	warnings, err := s.startListen(l, b.H)
 	if err != nil {
+		// The feed may have woken the loop before the listen failed: it
+		// must find l closed, with no feed to take from.
+		l.closed = true
+		s.forgetReady(l)
 		s.fail(rq, err)
 		return
 	}
@@ -133,6 +137,11 @@ func (s *session) unlisten(rq request) {
 func (s *session) dropListen(l *listen) {
 	delete(s.listens, l.key)
 	l.close()
+	s.forgetReady(l)
+}
+
+// forgetReady drops l from the listens with changes to send.
+func (s *session) forgetReady(l *listen) {
 	s.readyMu.Lock()
 	delete(s.ready, l)
 	s.readyMu.Unlock()
@@ -157,6 +166,7 @@ func (s *session) markReady(l *listen) {
 	case s.wake <- struct{}{}:
 	default:
 	}
+	s.kick()
 }
 
 // pump sends the changes of every listen that has some.
@@ -174,7 +184,12 @@ func (s *session) pump() {
 func (s *session) sendChanges(l *listen) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	s.sendChangesLocked(l)
+}
+
+// sendChangesLocked is sendChanges with l.mu held.
+func (s *session) sendChangesLocked(l *listen) {
+	if l.closed || l.feed == nil {
 		return
 	}
 	changes := l.feed.Take()
@@ -223,18 +238,28 @@ func (s *session) revoke(l *listen) {
 // sendData pushes action (d or m) at rel below l's location with data,
 // tagged for a tagged listen.
 func (s *session) sendData(l *listen, action, rel string, data []byte) {
+	s.sendRendered(l, action, rel, int64(len(data)), func(b []byte) []byte { return append(b, data...) })
+}
+
+// sendRendered is sendData with the data rendered by render straight into
+// the message, whose buffer is sized for size bytes of data (the value's
+// approximate JSON size): a large value is rendered once per client, with
+// no copies left behind as garbage.
+func (s *session) sendRendered(l *listen, action, rel string, size int64, render func([]byte) []byte) {
 	p := l.path.String()
 	if rel != "" {
 		p += "/" + rel
 	}
-	body := append([]byte(`{"p":`), appendString(nil, p)...)
-	body = append(body, `,"d":`...)
-	body = append(body, data...)
+	msg := make([]byte, 0, 64+2*len(p)+int(min(max(size, 0), 1<<30)))
+	msg = append(appendPushHead(msg, action), `{"p":`...)
+	msg = appendString(msg, p)
+	msg = append(msg, `,"d":`...)
+	msg = render(msg)
 	if l.tagged {
-		body = append(body, `,"t":`...)
-		body = strconv.AppendInt(body, l.key.tag, 10)
+		msg = append(msg, `,"t":`...)
+		msg = strconv.AppendInt(msg, l.key.tag, 10)
 	}
-	s.send(appendPush(nil, action, append(body, '}')))
+	s.send(append(msg, "}}}"...))
 }
 
 // sendEvents pushes one batch's events to a listen without a query: a
@@ -246,7 +271,7 @@ func (s *session) sendEvents(l *listen, c *Change) {
 			continue
 		}
 		if l.path.HasPrefix(e.Path) {
-			s.sendData(l, "d", "", tree.AppendJSON(nil, c.Value, exportJSON))
+			s.sendRendered(l, "d", "", c.Value.Size(), func(b []byte) []byte { return tree.AppendJSON(b, c.Value, exportJSON) })
 			return // the value after the batch shows the batch's other events
 		}
 	}
@@ -257,9 +282,9 @@ func (s *session) sendEvents(l *listen, c *Change) {
 		rel := tree.Path(e.Path[len(l.path):]).String()[1:]
 		switch e.Kind {
 		case fsm.EventPut:
-			s.sendData(l, "d", rel, tree.AppendJSON(nil, e.Value, exportJSON))
+			s.sendRendered(l, "d", rel, e.Value.Size(), func(b []byte) []byte { return tree.AppendJSON(b, e.Value, exportJSON) })
 		case fsm.EventPatch:
-			s.sendData(l, "m", rel, tree.AppendFields(nil, e.Fields, exportJSON))
+			s.sendRendered(l, "m", rel, fieldsSize(e.Fields), func(b []byte) []byte { return tree.AppendFields(b, e.Fields, exportJSON) })
 		}
 	}
 }
@@ -299,7 +324,7 @@ func (s *session) sendWindow(l *listen, c *Change) {
 		}
 	}
 	if len(fields) > 0 {
-		s.sendData(l, "m", "", tree.AppendFields(nil, fields, exportJSON))
+		s.sendRendered(l, "m", "", fieldsSize(fields), func(b []byte) []byte { return tree.AppendFields(b, fields, exportJSON) })
 	}
 }
 
@@ -316,6 +341,9 @@ func (s *session) reauthorize() {
 func (s *session) restartListen(l *listen) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// The changes pending for the old identity are sent first: they were judged
+	// for it when they were made, before the client changed its token.
+	s.sendChangesLocked(l)
 	if l.closed {
 		return
 	}
@@ -374,4 +402,13 @@ func sameWindow(a, b window) bool {
 		}
 	}
 	return true
+}
+
+// fieldsSize is the approximate JSON size of an update's fields.
+func fieldsSize(fields []tree.Field) int64 {
+	n := int64(2)
+	for _, f := range fields {
+		n += 8 + int64(len(f.Path))*8 + f.Value.Size()
+	}
+	return n
 }

@@ -149,11 +149,17 @@ func appendResponse(b []byte, id json.RawMessage, status string, data []byte) []
 
 // appendPush renders a server push: action and body (raw JSON).
 func appendPush(b []byte, action string, body []byte) []byte {
-	b = append(b, `{"t":"d","d":{"a":`...)
-	b = appendString(b, action)
-	b = append(b, `,"b":`...)
+	b = appendPushHead(b, action)
 	b = append(b, body...)
 	return append(b, "}}"...)
+}
+
+// appendPushHead renders a push up to its body, which the caller appends
+// and then closes with "}}".
+func appendPushHead(b []byte, action string) []byte {
+	b = append(b, `{"t":"d","d":{"a":`...)
+	b = appendString(b, action)
+	return append(b, `,"b":`...)
 }
 
 // appendControl renders a control message of type t with payload d (raw

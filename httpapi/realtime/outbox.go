@@ -1,29 +1,34 @@
 package realtime
 
-import (
-	"context"
-	"sync"
+import "sync"
 
-	"github.com/coder/websocket"
-)
-
-// outbox is a session's queue of messages for the client, written by one
-// goroutine. It is bounded in bytes: a client that does not read lets
-// the queue grow, and is cut off when it passes Config.MaxOutboundBytes,
-// so a stalled client never holds more than that of the node's memory
-// nor slows anyone else.
+// outbox is a session's queue of messages for the client. It is bounded
+// in bytes: a client that does not read lets the queue grow, and is cut
+// off when it passes Config.MaxOutboundBytes, so a stalled client never
+// holds more than that of the node's memory nor slows anyone else.
+//
+// A writer goroutine runs only while there is something to write: it is
+// started by the push that finds none running and ends when the queue is
+// empty, so an idle connection holds no goroutine (nor its stack) for
+// writing. At most one runs at a time, which keeps the messages' order.
 type outbox struct {
 	limit int64
+	write func(msg []byte) error // writes one message, framed
 
-	mu     sync.Mutex
-	queue  [][]byte
-	queued int64
-	wake   chan struct{} // signalled (non-blocking) when a message is queued
-	full   bool
+	mu      sync.Mutex
+	queue   [][]byte
+	queued  int64
+	writing bool   // a writer goroutine is running
+	full    bool   // over the bound, or a write failed: nothing more is taken
+	failed  func() // told that a write failed
+	guard   func() // deferred by the writer goroutine (recovers a panic)
 }
 
-func newOutbox(limit int64) *outbox {
-	return &outbox{limit: limit, wake: make(chan struct{}, 1)}
+// newOutbox returns an outbox of limit bytes whose messages write
+// writes; failed is called when a write fails, and guard is deferred by
+// each writer goroutine.
+func newOutbox(limit int64, write func([]byte) error, failed, guard func()) *outbox {
+	return &outbox{limit: limit, write: write, failed: failed, guard: guard}
 }
 
 // push queues msg and reports false when the queue is over its bound
@@ -42,54 +47,40 @@ func (o *outbox) push(msg []byte) bool {
 	}
 	o.queue = append(o.queue, msg)
 	o.queued += int64(len(msg))
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	if !o.writing {
+		o.writing = true
+		go o.drain()
 	}
 	return true
 }
 
-// take removes and returns the queued messages; they count against the
-// bound until sent says they were written.
-func (o *outbox) take() [][]byte {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	q := o.queue
-	o.queue = nil
-	return q
-}
-
-// sent records that a message of n bytes was written.
-func (o *outbox) sent(n int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.full {
-		o.queued -= int64(n)
-	}
-}
-
-// writeLoop writes queued messages, framed, until ctx ends or a write
-// fails (then it reports the error to fail). A write blocked on a client
-// that stopped reading ends when ctx does: the library closes the
-// connection then.
-func (o *outbox) writeLoop(ctx context.Context, conn *websocket.Conn, s *session) {
+// drain writes queued messages until the queue is empty or a write
+// fails. The messages taken count against the bound until written.
+func (o *outbox) drain() {
+	defer o.guard()
 	for {
-		select {
-		case <-ctx.Done():
+		o.mu.Lock()
+		batch := o.queue
+		o.queue = nil
+		if len(batch) == 0 || o.full {
+			o.writing = false
+			o.mu.Unlock()
 			return
-		case <-o.wake:
 		}
-		for _, msg := range o.take() {
-			for _, f := range splitFrames(msg) {
-				wctx, cancel := context.WithTimeout(ctx, s.srv.cfg.WriteTimeout)
-				err := conn.Write(wctx, websocket.MessageText, f)
-				cancel()
-				if err != nil {
-					s.end(errWriteFailed)
-					return
-				}
+		o.mu.Unlock()
+		for _, msg := range batch {
+			if err := o.write(msg); err != nil {
+				o.mu.Lock()
+				o.full, o.queue, o.queued, o.writing = true, nil, 0, false
+				o.mu.Unlock()
+				o.failed()
+				return
 			}
-			o.sent(len(msg))
+			o.mu.Lock()
+			if !o.full {
+				o.queued -= int64(len(msg))
+			}
+			o.mu.Unlock()
 		}
 	}
 }

@@ -87,9 +87,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		conn.Close(websocket.StatusGoingAway, "the server is shutting down")
 		return
 	}
-	defer s.untrack(sess)
-	sess.run(r.Context())
+	// The session runs on a goroutine of its own and the handler returns:
+	// the request, the router's context and the handler's stack (grown by
+	// the TLS handshake) are freed for as long as the connection lasts.
+	go s.serve(sess)
 }
+
+// serve runs a session; it forgets itself once it ended (loop.go).
+func (s *Server) serve(sess *session) { sess.run() }
 
 // protocolVersion is the one version served.
 const protocolVersion = "5"
@@ -166,6 +171,9 @@ func (s *Server) track(sess *session) bool {
 		return false
 	}
 	s.sessions[sess] = struct{}{}
+	if s.cfg.CountSessions != nil {
+		s.cfg.CountSessions(1)
+	}
 	return true
 }
 
@@ -173,6 +181,9 @@ func (s *Server) untrack(sess *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, sess)
+	if s.cfg.CountSessions != nil {
+		s.cfg.CountSessions(-1)
+	}
 }
 
 // Sessions is the number of open connections.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,14 @@ type session struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	reqs   chan request
+	reqs   chan *request // pointers: an idle connection holds MaxPendingRequests words, not requests
+
+	// The loop runs only while it has work (loop.go): running says one
+	// does; expiredGen is the generation of an expiry that fired.
+	runMu      sync.Mutex
+	running    bool
+	expiredGen atomic.Int64
+	finished   sync.Once
 
 	// ready holds the listens whose feeds have changes; wake is
 	// signalled (non-blocking) when one is added.
@@ -47,7 +55,8 @@ type session struct {
 	listens     map[listenKey]*listen
 	disconnects map[string]struct{} // paths with onDisconnect operations
 	registered  bool                // some operation was registered
-	expiry      *time.Timer         // fires when the token expires
+	expiry      *time.Timer         // marks the token expired (expiredGen) when it fires
+	expiryGen   int64               // the generation of the armed expiry
 
 	// started and lastHeard (time since started) time the client's
 	// silence; idleTimer checks it (keepalive.go).
@@ -57,10 +66,9 @@ type session struct {
 }
 
 func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
-	return &session{
+	sess := &session{
 		srv: s, conn: conn, id: id, host: host,
-		out:         newOutbox(s.cfg.MaxOutboundBytes),
-		reqs:        make(chan request, s.cfg.MaxPendingRequests),
+		reqs:        make(chan *request, s.cfg.MaxPendingRequests),
 		ready:       map[*listen]struct{}{},
 		wake:        make(chan struct{}, 1),
 		who:         s.anonymous(),
@@ -68,20 +76,56 @@ func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
 		disconnects: map[string]struct{}{},
 		started:     time.Now(),
 	}
+	sess.out = newOutbox(s.cfg.MaxOutboundBytes, sess.writeMessage, func() { sess.end(errWriteFailed) }, sess.guard)
+	sess.ctx, sess.cancel = context.WithCancelCause(context.Background())
+	return sess
 }
 
-// run serves the session until the connection ends, then runs its
-// onDisconnect operations.
-func (s *session) run(parent context.Context) {
-	// The session outlives the request's context only as long as the
-	// connection does; its own context ends it.
-	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(parent))
+// run reads the connection until it ends (on the goroutine that serves
+// the session); the loop (loop.go) then finishes the session.
+func (s *session) run() {
+	defer s.kick() // the loop sees the end and finishes the session
+	defer s.guard()
 	s.hello()
-	go s.out.writeLoop(s.ctx, s.conn, s)
-	go s.readLoop()
 	s.watchIdle()
-	s.loop()
-	s.finish()
+	s.readLoop()
+}
+
+// errPanic ends a session whose goroutine panicked (a bug).
+var errPanic = errors.New("internal error")
+
+// guard is deferred by each of a session's goroutines: a panic there is
+// a bug, which is logged and counted and ends this session alone, not
+// the node.
+func (s *session) guard() {
+	if p := recover(); p != nil {
+		s.recovered(p)
+	}
+}
+
+// recovered logs and counts panic p and ends the session.
+func (s *session) recovered(p any) {
+	s.srv.cfg.Logger.Error("realtime: panic serving a connection", "session", s.id, "panic", p, "stack", string(debug.Stack()))
+	if s.srv.cfg.CountPanic != nil {
+		s.srv.cfg.CountPanic()
+	}
+	s.end(errPanic)
+}
+
+// writeMessage writes one message to the client, framed, each frame
+// within WriteTimeout: a write blocked on a client that stopped reading
+// ends then, or when the session does (the library closes the
+// connection).
+func (s *session) writeMessage(msg []byte) error {
+	for _, f := range splitFrames(msg) {
+		ctx, cancel := context.WithTimeout(s.ctx, s.srv.cfg.WriteTimeout)
+		err := s.conn.Write(ctx, websocket.MessageText, f)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hello sends the handshake: server time, version, the host the client
@@ -110,31 +154,11 @@ func (s *session) end(cause error) {
 	}
 }
 
-// loop handles requests and listens' changes until the session ends.
-func (s *session) loop() {
-	for {
-		var expired <-chan time.Time
-		if s.expiry != nil {
-			expired = s.expiry.C
-		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case rq := <-s.reqs:
-			s.handle(rq)
-		case <-s.wake:
-			s.pump()
-		case <-expired:
-			s.expiry = nil
-			s.tokenExpired()
-		}
-	}
-}
-
 // readLoop reads frames until the connection ends: messages are
 // assembled and decoded, pings answered here, requests queued for the
 // loop (waiting while MaxPendingRequests are queued).
 func (s *session) readLoop() {
+	defer s.guard()
 	a := assembler{limit: s.srv.cfg.MaxMessageBytes}
 	for {
 		typ, data, err := s.conn.Read(s.ctx)
@@ -156,7 +180,8 @@ func (s *session) readLoop() {
 			if id, ok := requestNumber(over.head); ok {
 				msg, err = nil, nil
 				select {
-				case s.reqs <- request{id: id, tooBig: true}:
+				case s.reqs <- &request{id: id, tooBig: true}:
+					s.kick()
 				case <-s.ctx.Done():
 					return
 				}
@@ -181,7 +206,8 @@ func (s *session) readLoop() {
 			continue // other control messages from clients need nothing
 		}
 		select {
-		case s.reqs <- m.req:
+		case s.reqs <- &m.req:
+			s.kick()
 		case <-s.ctx.Done():
 			return
 		}
@@ -237,7 +263,11 @@ func (s *session) respond(rq request, status string, data []byte) {
 // fail answers rq with err's status and message.
 func (s *session) fail(rq request, err error) {
 	status, msg := statusOf(err)
-	if status == statusUnavailable {
+	switch {
+	case status != statusUnavailable:
+	case s.ctx.Err() != nil: // the client left while it was served: nothing went wrong
+		s.srv.cfg.Logger.Debug("realtime: request ended with its connection", "session", s.id, "action", rq.action, "err", err)
+	default:
 		s.srv.cfg.Logger.Warn("realtime: request failed", "session", s.id, "action", rq.action, "err", err)
 	}
 	s.respond(rq, status, appendString(nil, msg))

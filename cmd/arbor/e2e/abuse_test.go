@@ -450,6 +450,13 @@ func TestAbuse(t *testing.T) {
 	t.Run("StreamFutureLastEventID", func(t *testing.T) { probeFutureLastEventID(t, c) })
 	t.Run("StreamNonReaders", func(t *testing.T) { probeNonReadingStreams(t, c) })
 	t.Run("StreamQueries", func(t *testing.T) { probeQueryStreams(t, c) })
+
+	// Nor the realtime protocol's WebSocket (abuse_realtime_test.go,
+	// abuse_realtimeframes_test.go).
+	t.Run("RealtimeFlood", func(t *testing.T) { probeRealtimeFlood(t, c) })
+	t.Run("RealtimeNonReaders", func(t *testing.T) { probeRealtimeNonReaders(t, c) })
+	t.Run("RealtimeFrames", func(t *testing.T) { probeRealtimeFrames(t, c) })
+	t.Run("RealtimeManyListens", func(t *testing.T) { probeRealtimeManyListens(t, c) })
 }
 
 // rawHTTP1 sends req over a fresh TLS connection speaking HTTP/1.1 and

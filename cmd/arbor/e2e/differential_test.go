@@ -67,6 +67,7 @@ func TestFollowerAnswersLikeLeader(t *testing.T) {
 	randStart := time.Now()
 	t.Run("Random", func(t *testing.T) { d.runRandom(t) })
 	t.Run("FirebaseAdminGo", func(t *testing.T) { testAdminSDKThroughEveryNode(t, c) })
+	t.Run("Realtime", func(t *testing.T) { testRealtimeThroughEveryNode(t, c) })
 	t.Logf("random round: %s; whole test %s", time.Since(randStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
