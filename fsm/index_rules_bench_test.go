@@ -12,9 +12,11 @@ import (
 // BenchmarkIndexOnRulesApply is the apply of the rules write that adds
 // `.indexOn` over /items of a million children: by the named location,
 // and through a wildcard under it (an index at each child, a million of
-// them). Each iteration sets the rules with the index (timed) and then
-// the rules without it (not timed). build-ms/op is BuildIndexes, which
-// runs outside Apply.
+// them). Each iteration sets the rules with the index and builds it, then
+// sets the rules without it (not timed). apply-ms/op is the rules' apply,
+// build-ms/op BuildIndexes, which runs outside Apply; ns/op is both, so
+// the benchmark's iteration count follows the whole cost (timing the
+// apply alone made it run the untimed build thousands of times).
 //
 //	go test -run '^$' -bench BenchmarkIndexOnRulesApply -benchtime 3x ./fsm/
 func BenchmarkIndexOnRulesApply(b *testing.B) {
@@ -25,21 +27,22 @@ func BenchmarkIndexOnRulesApply(b *testing.B) {
 		{"wildcard", `{"rules": {"items": {"$k": {".indexOn": "score"}}}}`},
 	} {
 		b.Run(fmt.Sprintf("%s/children=%d", c.name, n), func(b *testing.B) {
-			var build time.Duration
+			var apply, build time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				setRules(b, f, `{"rules": {}}`)
 				b.StartTimer()
-				setRules(b, f, c.rules)
-				b.StopTimer()
 				start := time.Now()
+				setRules(b, f, c.rules)
+				applied := time.Now()
 				if err := f.BuildIndexes(context.Background()); err != nil {
 					b.Fatal(err)
 				}
-				build += time.Since(start)
-				b.StartTimer()
+				apply += applied.Sub(start)
+				build += time.Since(applied)
 			}
 			b.StopTimer()
+			b.ReportMetric(float64(apply.Microseconds())/1000/float64(b.N), "apply-ms/op")
 			b.ReportMetric(float64(build.Milliseconds())/float64(b.N), "build-ms/op")
 			if f.Root().Get(tree.Path{"items"}).Len() != n {
 				b.Fatal("the data changed")
