@@ -71,6 +71,12 @@ func (a *assembler) add(f []byte) ([]byte, error) {
 		if n == 0 {
 			return nil, nil // keep-alive
 		}
+		// A client's frames are full but for the last, so n frames carry
+		// more than n-1 of them: past what an oversized message may run
+		// to, the count alone is enough to cut the client off.
+		if int64(n-1)*maxFrameBytes > skipFactor*a.limit {
+			return nil, fmt.Errorf("%w: %d frames announced, over %d bytes", errTooBig, n, a.limit)
+		}
 		a.want = n
 		return nil, nil
 	}

@@ -132,8 +132,8 @@ func TestMessageTooBig(t *testing.T) {
 }
 
 // An oversized message whose request number cannot be told (its body
-// comes first), or that goes on past four times the limit, closes the
-// connection.
+// comes first), or that goes on (or is announced to go on) past four
+// times the limit, closes the connection.
 func TestMessageTooBigCutOff(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.MaxMessageBytes = 64 << 10 })
 	for name, body := range map[string]string{
@@ -145,6 +145,16 @@ func TestMessageTooBigCutOff(t *testing.T) {
 		if code, reason := c.waitClosed(); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "too big") {
 			t.Fatalf("%s: closed with %d %q", name, code, reason)
 		}
+	} // A count frame announcing more frames than an oversized message may
+	// run to is cut off at once, before any of them comes.
+	c := r.dial()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.conn.Write(ctx, websocket.MessageText, []byte("999999")); err != nil {
+		t.Fatal(err)
+	}
+	if code, reason := c.waitClosed(); code != websocket.StatusMessageTooBig || !strings.Contains(reason, "too big") {
+		t.Fatalf("a count of 999,999 frames: closed with %d %q", code, reason)
 	}
 }
 
