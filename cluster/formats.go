@@ -98,3 +98,14 @@ func (n *Node) advertisedEntryFormats() map[raft.ServerID]int {
 	}
 	return out
 }
+
+// takesPieces says whether gossip knows the member id as one that joins
+// entries sent in pieces (pieces.go).
+func (n *Node) takesPieces(id raft.ServerID) bool {
+	for _, p := range n.disco.Peers() {
+		if p.ID == id {
+			return p.Meta.EntryFormat >= piecesSinceEntryFormat
+		}
+	}
+	return false
+}

@@ -189,6 +189,11 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		}); ok {
 			r.resolvePeersWith(n.gossipHost)
 		}
+		if p, ok := n.net.(interface {
+			piecesWith(func(raft.ServerID) bool)
+		}); ok {
+			p.piecesWith(n.takesPieces)
+		}
 		n.wg.Add(1)
 		go n.membershipLoop()
 	}

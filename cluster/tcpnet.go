@@ -49,7 +49,7 @@ type tcpNetwork struct {
 	srvTLS *tls.Config // nil: plain TCP
 	cliTLS *tls.Config
 	log    *slog.Logger
-	trans  *raft.NetworkTransport
+	trans  *pieceTransport
 
 	raftConns chan net.Conn
 	closed    chan struct{}
@@ -83,7 +83,7 @@ func newTCPNetwork(cfg Config, logger *slog.Logger) (network, error) {
 	if cfg.TLS != nil {
 		t.srvTLS, t.cliTLS = cfg.TLS.serverTLS(), cfg.TLS.clientTLS()
 	}
-	t.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	t.trans = newPieceTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  &streamLayer{net: t},
 		MaxPool: transportMaxPool,
 		Timeout: transportTimeout,
@@ -101,7 +101,7 @@ func newTCPNetwork(cfg Config, logger *slog.Logger) (network, error) {
 		// replication goroutine for good and a graceful stop with it
 		// (docs/CHAOS.md, bug 2; hashicorp/raft#612).
 		MaxRPCsInFlight: raftMaxRPCsInFlight,
-	})
+	}))
 	t.wg.Add(1)
 	go t.acceptLoop()
 	return t, nil
@@ -109,6 +109,10 @@ func newTCPNetwork(cfg Config, logger *slog.Logger) (network, error) {
 
 // Transport implements network.
 func (t *tcpNetwork) Transport() raft.Transport { return t.trans }
+
+// piecesWith tells the transport which members join entries sent in
+// pieces (pieces.go).
+func (t *tcpNetwork) piecesWith(takes func(raft.ServerID) bool) { t.trans.takesPieces.Store(&takes) }
 
 // Addr implements network.
 func (t *tcpNetwork) Addr() raft.ServerAddress { return raft.ServerAddress(t.adv) }
