@@ -47,6 +47,9 @@ type Node struct {
 	disco discovery
 	// runID is this process's run id (presence.go).
 	runID string
+	// ledAt is when LeaderContact last saw this node lead, in Unix
+	// nanoseconds.
+	ledAt atomic.Int64
 	// formats is what this build applies and writes (thisBuild outside
 	// tests): advertised to peers, and the rule of CanPropose.
 	formats buildFormats

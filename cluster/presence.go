@@ -41,6 +41,23 @@ func newRunID() (string, error) {
 // from the live ones.
 func (n *Node) RunID() string { return n.runID }
 
+// LeaderContact is when this node was last in touch with a leader: now
+// while it leads (Raft steps down a leader out of touch with a quorum for
+// LeaderLeaseTimeout), else the later of the leader's last contact and
+// the last time this node was seen leading. Zero before either.
+func (n *Node) LeaderContact() time.Time {
+	now := time.Now()
+	if n.raft.State() == raft.Leader {
+		n.ledAt.Store(now.UnixNano())
+		return now
+	}
+	last := n.raft.LastContact()
+	if led := n.ledAt.Load(); led > last.UnixNano() {
+		return time.Unix(0, led)
+	}
+	return last
+}
+
 // ID is this node's Raft server id.
 func (n *Node) ID() string { return string(n.id) }
 

@@ -96,6 +96,10 @@ type Config struct {
 	// onDisconnect operations are registered to them (presence.go).
 	// Empty: "local", and a random run id.
 	NodeID, RunID string
+	// LeaderContact, if set, says when this node was last in touch with
+	// its cluster's leader: out of touch for long, it closes the realtime
+	// connections holding onDisconnect operations (realtime/fence.go).
+	LeaderContact func() time.Time
 }
 
 // DefaultConfig returns the configuration of a production node without

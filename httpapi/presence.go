@@ -18,9 +18,10 @@ import (
 // log, and the end of a connection is the run of its session's, proposed
 // by this node. Were this node to die first, the leader runs them
 // (cluster/presence.go); were it cut off long enough to be declared gone,
-// the leader runs them too, and this node closes the session when it
-// applies that run (ran), so no client's operations run while its
-// connection lives. While some member of the cluster cannot apply the
+// the leader runs them too. So that no client's operations run while its
+// connection lives, a node out of touch with a leader closes the
+// connections holding operations first (realtime/fence.go), and one that
+// could not (it was stopped) closes them when it applies that run (ran). While some member of the cluster cannot apply the
 // onDisconnect commands (a rolling upgrade), Propose refuses them with
 // fsm.ErrNotReady and the client gets "unavailable".
 type replicatedDisconnects struct {

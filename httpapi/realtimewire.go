@@ -25,6 +25,7 @@ func (s *Server) newRealtime() (*realtime.Server, error) {
 	cfg.Now = s.cfg.Now
 	cfg.Rand = lockedReader{s}
 	cfg.Logger = s.log
+	cfg.LeaderContact = s.cfg.LeaderContact
 	disconnects, err := s.newDisconnects()
 	if err != nil {
 		return nil, err

@@ -183,6 +183,7 @@ func serve(ctx context.Context, cfg serveConfig, logger *slog.Logger) error {
 	// onDisconnect operations are registered to this node and this run of
 	// its process.
 	hc.NodeID, hc.RunID = node.ID(), node.RunID()
+	hc.LeaderContact = node.LeaderContact
 	api, err := httpapi.NewWithAdmin(hc, node, node)
 	if err != nil {
 		return abort(fmt.Errorf("build HTTP API: %w", err))

@@ -60,6 +60,15 @@ type Config struct {
 	// CountPanic, if set, is told of each panic recovered in a session
 	// (a bug; the session ends, the node goes on).
 	CountPanic func()
+	// LeaderContact, if set, says when this node was last in touch with
+	// its cluster's leader. Once that is FenceAfter ago, the connections
+	// holding onDisconnect operations are closed (fence.go).
+	LeaderContact func() time.Time
+	// FenceAfter is how long this node may be out of touch with a leader
+	// before it closes the connections holding onDisconnect operations.
+	// It must be shorter than the time the cluster takes to declare a
+	// silent node gone and run its operations.
+	FenceAfter time.Duration
 }
 
 // DefaultConfig returns the settings a node starts with.
@@ -73,6 +82,7 @@ func DefaultConfig() Config {
 		WriteTimeout:       10 * time.Second,
 		IdleTimeout:        2 * time.Minute,
 		RequestTimeout:     30 * time.Second,
+		FenceAfter:         2 * time.Second,
 		Now:                time.Now,
 		Rand:               rand.Reader,
 		Logger:             slog.New(slog.DiscardHandler),
@@ -90,6 +100,8 @@ func (c *Config) Validate() error {
 		return errors.New("realtime: MaxOutboundBytes must be at least one frame (16384 bytes)")
 	case c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.RequestTimeout <= 0:
 		return errors.New("realtime: WriteTimeout, IdleTimeout and RequestTimeout must be positive")
+	case c.LeaderContact != nil && c.FenceAfter <= 0:
+		return errors.New("realtime: FenceAfter must be positive when LeaderContact is set")
 	case c.Now == nil || c.Rand == nil || c.Logger == nil:
 		return errors.New("realtime: Now, Rand and Logger must be set")
 	}

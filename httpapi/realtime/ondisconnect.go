@@ -47,7 +47,7 @@ func (s *session) onDisconnect(rq request) {
 	cmd.Prejudged, cmd.PrejudgedRules = false, 0
 	// Before the outcome is known: a registration whose answer was lost
 	// may still be in the log, and must run when the connection ends.
-	s.registered = true
+	s.registered.Store(true)
 	if err := reg.Register(ctx, s.id, cmd); err != nil {
 		s.fail(rq, err)
 		return
@@ -74,7 +74,7 @@ func (s *session) cancelOnDisconnect(rq request) {
 		s.fail(rq, errNoDisconnects)
 		return
 	}
-	if !s.registered {
+	if !s.registered.Load() {
 		s.ok(rq, nil) // nothing to forget: no log entry for it
 		return
 	}

@@ -25,6 +25,8 @@ type Server struct {
 	sessions map[*session]struct{}
 	closed   bool
 	randMu   sync.Mutex
+	// stop ends the fence loop (fence.go).
+	stop chan struct{}
 }
 
 // New checks cfg and deps and returns a Server.
@@ -35,9 +37,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.DB == nil || deps.Events == nil || deps.Tokens == nil {
 		return nil, errors.New("realtime: DB, Events and Tokens are required")
 	}
-	s := &Server{cfg: cfg, deps: deps, sessions: map[*session]struct{}{}}
+	s := &Server{cfg: cfg, deps: deps, sessions: map[*session]struct{}{}, stop: make(chan struct{})}
 	for _, secret := range cfg.AdminSecrets {
 		s.adminHashes = append(s.adminHashes, sha256.Sum256([]byte(secret)))
+	}
+	if cfg.LeaderContact != nil {
+		go s.fenceLoop()
 	}
 	return s, nil
 }
@@ -197,6 +202,9 @@ func (s *Server) Sessions() int {
 // to another node if the address leads there) and refuses new ones.
 func (s *Server) Close() {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.stop)
+	}
 	s.closed = true
 	all := make([]*session, 0, len(s.sessions))
 	for sess := range s.sessions {

@@ -54,7 +54,8 @@ type session struct {
 	who         identity
 	listens     map[listenKey]*listen
 	disconnects map[string]struct{} // paths with onDisconnect operations
-	registered  bool                // some operation was registered
+	registered  atomic.Bool         // some operation was registered
+	cutOff      atomic.Bool         // closed for this node's loss of its cluster (fence.go)
 	expiry      *time.Timer         // marks the token expired (expiredGen) when it fires
 	expiryGen   int64               // the generation of the armed expiry
 
@@ -240,7 +241,7 @@ func (s *session) finish() {
 	default:
 		s.conn.CloseNow()
 	}
-	if s.registered && s.srv.deps.Disconnects != nil {
+	if s.registered.Load() && s.srv.deps.Disconnects != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.RequestTimeout)
 		defer cancel()
 		s.srv.deps.Disconnects.End(ctx, s.id)

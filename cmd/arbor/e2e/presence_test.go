@@ -250,3 +250,45 @@ func waitClosed(t *testing.T, rt *rtConn, timeout time.Duration) time.Duration {
 		}
 	}
 }
+
+// TestIsolatedNodeClosesConnectionsBeforeTheirOperationsRun: the node
+// holding the connection is isolated from the other two (they are
+// stopped: a partition as the isolated node sees it), a follower and then
+// the leader. Out of touch with a leader, it closes the connection itself
+// within seconds, before anyone could run its operations; they run once
+// when the cluster is whole again, after the close.
+func TestIsolatedNodeClosesConnectionsBeforeTheirOperationsRun(t *testing.T) {
+	c := StartCluster(t, 3)
+	leader := c.WaitStable(t, c.Nodes...)
+	follower := c.Others(leader)[0]
+	for _, n := range []*Node{follower, leader} {
+		key := "isolated-" + n.Name
+		s := registerPresence(t, n, key)
+		checkNothingRan(t, n, key)
+		others := c.Others(n)
+		for _, o := range others {
+			o.Signal(t, syscall.SIGSTOP)
+		}
+		resumed := false
+		resume := func() {
+			if !resumed {
+				for _, o := range others {
+					o.Signal(t, syscall.SIGCONT)
+				}
+				resumed = true
+			}
+		}
+		t.Cleanup(resume)
+		closed := waitClosed(t, s.rt, 30*time.Second)
+		since := time.Now()
+		t.Logf("holder %s (%s) isolated: it closed the connection %v after the others stopped", n.Name, role(n, leader), closed.Round(time.Millisecond))
+		if runs, _, _, ok := presenceOf(n, key); ok && runs != 0 {
+			t.Fatalf("%s: operations ran %d times while the cluster was cut in two", key, runs)
+		}
+		resume()
+		c.WaitStable(t, c.Nodes...)
+		seen := waitRanOnce(t, n, key, since, 60*time.Second)
+		t.Logf("holder %s (%s): its operations ran %v after the others resumed", n.Name, role(n, leader), seen.Sub(since).Round(time.Millisecond))
+		checkStillOnce(t, c.Others(n)[0], key)
+	}
+}
