@@ -28,6 +28,7 @@ type config struct {
 
 	Workload workload.Config
 	Watchers int // stream watchers (internal/watch); 0: none
+	Presence int // presence watchers (internal/presence); 0: none
 
 	RaftTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -53,6 +54,7 @@ func defaultConfig() config {
 		Faults:            "all",
 		Workload:          workload.DefaultConfig(),
 		Watchers:          3,
+		Presence:          3,
 		RaftTimeout:       0,
 		WriteTimeout:      3 * time.Second,
 		RequestTimeout:    10 * time.Second,
@@ -91,6 +93,7 @@ func (c *config) bindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&w.LocalReads, "local-reads", w.LocalReads, "fraction of reads sent with consistency=local (not judged)")
 	fs.BoolVar(&w.JudgeLocal, "judge-local-reads", w.JudgeLocal, "self-test: judge local reads as linearizable; a run with faults should then FAIL")
 	fs.IntVar(&c.Watchers, "watchers", c.Watchers, "stream watchers: resumable event streams on the root, moving between nodes, checked against the history (0: none)")
+	fs.IntVar(&c.Presence, "presence", c.Presence, "presence watchers: realtime connections holding an onDisconnect operation, moving between nodes; each must run exactly once, after its connection was last served (0: none)")
 
 	fs.DurationVar(&c.RaftTimeout, "raft-timeout", c.RaftTimeout, "the nodes' --raft-timeout (0: their default)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "the nodes' --write-timeout")
@@ -160,6 +163,9 @@ func (c *config) validate() error {
 	if c.Watchers < 0 || c.Watchers > 20 {
 		return fmt.Errorf("-watchers %d: want 0 to 20", c.Watchers)
 	}
+	if c.Presence < 0 || c.Presence > 20 {
+		return fmt.Errorf("-presence %d: want 0 to 20", c.Presence)
+	}
 	w := c.Workload
 	w.Nodes = nemesis.NodeNames
 	return w.Validate()
@@ -204,6 +210,7 @@ func (c *config) replay(backend string) string {
 	add(w.LocalReads != dw.LocalReads, "-local-reads", w.LocalReads)
 	add(w.JudgeLocal, "-judge-local-reads", "")
 	add(c.Watchers != d.Watchers, "-watchers", c.Watchers)
+	add(c.Presence != d.Presence, "-presence", c.Presence)
 	add(c.RaftTimeout != d.RaftTimeout, "-raft-timeout", c.RaftTimeout)
 	add(c.WriteTimeout != d.WriteTimeout, "-write-timeout", c.WriteTimeout)
 	add(c.SnapshotThreshold != d.SnapshotThreshold, "-snapshot-threshold", c.SnapshotThreshold)

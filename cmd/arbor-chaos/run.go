@@ -107,6 +107,7 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	watchCtx, stopWatchers := context.WithCancel(ctx)
 	defer stopWatchers()
 	watchers := startWatchers(watchCtx, out, cfg, ccfg, ca, rec)
+	present := startPresence(ctx, cfg, ccfg, backend.Nodes())
 	fmt.Fprintf(out, "arbor-chaos: cluster ready in %s; workload (%d clients), nemesis and %d stream watchers for %s\n", took.Round(time.Millisecond), cfg.Workload.Clients, cfg.Watchers, cfg.Duration)
 
 	wcfg := cfg.Workload
@@ -120,6 +121,7 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 	wg.Wait()
 	cancel()
 	sum.Events = nem.Events()
+	held := present.stop(dir)
 
 	if ctx.Err() != nil {
 		fmt.Fprintln(out, "arbor-chaos: interrupted; saving the history and cleaning up")
@@ -129,6 +131,7 @@ func run(ctx context.Context, cfg config, out io.Writer) int {
 
 	// Quiescence: every fault healed, every node up and ready.
 	extra := []checks.Result{finalRecovery(ctx, nem, cfg.RecoverTimeout)}
+	extra = append(extra, present.check(ctx, admin, backend.Nodes(), held, cfg.RecoverTimeout)...)
 	fmt.Fprintln(out, "arbor-chaos: quiescence: waiting for the replicas to converge")
 	extra = append(extra, checks.Converge(ctx, admin, backend.Nodes(), dir, cfg.RecoverTimeout))
 	workload.FinalReads(ctx, ccfg, rec, backend.Nodes(), wcfg.Clients)

@@ -65,7 +65,7 @@ func (r *result) checkRestartWithRules(ctx context.Context, o options, b backend
 	if err != nil {
 		return
 	}
-	defer presence.ws.CloseNow()
+	defer presence.Close()
 	lst, err := admin.status(ctx, leader)
 	if err != nil {
 		r.crossed(phase, "a snapshot with the rules", "", fmt.Errorf("leader %s: %w", leader, err))

@@ -13,6 +13,10 @@ import (
 
 // handle serves one request; every error becomes its answer's status.
 func (s *session) handle(rq request) {
+	if s.registered.Load() && s.srv.outOfTouch() {
+		s.fence()
+		return
+	}
 	if rq.tooBig {
 		s.fail(rq, tree.Public(tree.ErrTooLarge, fmt.Sprintf("the message is over %d bytes", s.srv.cfg.MaxMessageBytes)))
 		return

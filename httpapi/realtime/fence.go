@@ -33,21 +33,38 @@ func (s *Server) fenceLoop() {
 			return
 		case <-tick.C:
 		}
-		if time.Since(s.cfg.LeaderContact()) > s.cfg.FenceAfter {
+		if s.outOfTouch() {
 			s.closeRegistered()
 		}
 	}
 }
 
-// closeRegistered closes every session that registered onDisconnect
-// operations, once each, off the caller's goroutine.
+// outOfTouch reports whether this node has been out of touch with a
+// leader for FenceAfter.
+func (s *Server) outOfTouch() bool {
+	return s.cfg.LeaderContact != nil && time.Since(s.cfg.LeaderContact()) > s.cfg.FenceAfter
+}
+
+// closeRegistered fences every session that registered onDisconnect
+// operations.
 func (s *Server) closeRegistered() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sess := range s.sessions {
-		if sess.registered.Load() && sess.cutOff.CompareAndSwap(false, true) {
-			s.cfg.Logger.Info("realtime: out of touch with the cluster's leader: closing a connection holding onDisconnect operations", "session", sess.id)
-			go sess.closeWith(websocket.StatusGoingAway, errCutOff)
+		if sess.registered.Load() {
+			sess.fence()
 		}
+	}
+}
+
+// fence closes the session for the node's loss of its cluster, once, off
+// the caller's goroutine. A session holding operations also checks before
+// it answers a request: a node resumed after a pause (SIGSTOP, a VM
+// stopped) would otherwise answer what its client sent meanwhile before
+// the loop's next check, after the cluster may have run the operations.
+func (s *session) fence() {
+	if s.cutOff.CompareAndSwap(false, true) {
+		s.srv.cfg.Logger.Info("realtime: out of touch with the cluster's leader: closing a connection holding onDisconnect operations", "session", s.id)
+		go s.closeWith(websocket.StatusGoingAway, errCutOff)
 	}
 }

@@ -108,7 +108,7 @@ func Check(ops []history.Op, f File) Verdict {
 
 // walk checks one watcher's changes of one key.
 func (c *checker) walk(w int, key string, obs []Obs) {
-	if key == MarkerKey {
+	if key == MarkerKey || key == PresenceKey || strings.HasPrefix(key, PresenceKey+"/") {
 		return
 	}
 	kind, ok := workload.KindOf(key)

@@ -15,6 +15,11 @@ import (
 // workload write. The checks ignore it.
 const MarkerKey = "watch-end"
 
+// PresenceKey holds what the presence watchers' onDisconnect operations
+// write (cmd/arbor-chaos/internal/presence), which their own check
+// judges; the stream checks ignore it.
+const PresenceKey = "presence"
+
 // Record is what one watcher saw, for the checks.
 type Record struct {
 	Watcher int      `json:"watcher"`
