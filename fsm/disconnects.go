@@ -132,8 +132,48 @@ func runDisconnects(s *state, c *Command) (*state, Result, []Event, error) {
 		}
 		s, events = after, append(events, evs...)
 	}
-	events = append(events, Event{Kind: EventDisconnectsRan, Holders: holders})
+	events = append(oneChange(s.root, events), Event{Kind: EventDisconnectsRan, Holders: holders})
 	return s, Result{}, events, nil
+}
+
+// oneChange makes the changes of a run entry one event. Every event of an
+// entry carries its index, which an SSE stream sends as the event's id:
+// a stream resumed from the id of one of several would miss the others.
+// The event is a patch, at the deepest path above every change, of each
+// topmost changed path to its value after the run; a put of that path
+// when it changed itself.
+func oneChange(root *tree.Node, events []Event) []Event {
+	if len(events) < 2 {
+		return events
+	}
+	var changed []tree.Path
+	for _, e := range events {
+		if e.Kind == EventPut {
+			changed = append(changed, e.Path)
+		}
+		for _, f := range e.Fields {
+			changed = append(changed, append(slices.Clip(e.Path), f.Path...))
+		}
+	}
+	slices.SortFunc(changed, func(a, b tree.Path) int { return slices.Compare(a, b) })
+	at := changed[0]
+	for _, p := range changed[1:] {
+		n := 0
+		for n < len(at) && n < len(p) && at[n] == p[n] {
+			n++
+		}
+		at = at[:n]
+	}
+	if len(changed[0]) == len(at) {
+		return []Event{{Kind: EventPut, Path: at, Value: root.Get(at)}}
+	}
+	var fields []tree.Field
+	for _, p := range changed {
+		if len(fields) == 0 || !p[len(at):].HasPrefix(fields[len(fields)-1].Path) {
+			fields = append(fields, tree.Field{Path: p[len(at):], Value: root.Get(p)})
+		}
+	}
+	return []Event{{Kind: EventPatch, Path: at, Fields: fields}}
 }
 
 // DisconnectRuns returns the (node, run) pairs that hold onDisconnect

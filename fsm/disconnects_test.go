@@ -3,6 +3,8 @@ package fsm
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/arbordb/arbor/fsm/tree"
@@ -55,6 +57,14 @@ func TestDisconnectRunMakesTheWritesInOrderOnce(t *testing.T) {
 	if last.Kind != EventDisconnectsRan || len(last.Holders) != 1 || last.Holders[0] != sessA {
 		t.Fatalf("last event %+v, want EventDisconnectsRan of session a", last)
 	}
+	// One change event for the entry (an SSE stream sends the entry's
+	// index as each event's id): a patch at the root of each written
+	// path's value after the run.
+	if len(events) != 2 || events[0].Kind != EventPatch || len(events[0].Path) != 0 || len(events[0].Fields) != 2 ||
+		events[0].Fields[0].Path.String() != "/log/a" || renderExport(events[0].Fields[0].Value) != `"left"` ||
+		events[0].Fields[1].Path.String() != "/status/a" || renderExport(events[0].Fields[1].Value) != `{"at":1700000009999,"state":"offline"}` {
+		t.Fatalf("change events %+v, want one patch at / of /log/a and /status/a", events[:len(events)-1])
+	}
 	before := m.Root().ETag()
 	events = nil
 	mustApply(t, m, runOf(sessA, 1700000019999))
@@ -70,6 +80,46 @@ func TestDisconnectRunMakesTheWritesInOrderOnce(t *testing.T) {
 	}
 	if got := m.DisconnectRuns(); len(got) != 0 {
 		t.Fatalf("runs left after running them all: %v", got)
+	}
+}
+
+// TestOneChangePerRun: the changes of a run entry become one event, at the
+// deepest path above them all, keeping only the topmost of paths one
+// inside another, each with its value after the run.
+func TestOneChangePerRun(t *testing.T) {
+	root, err := tree.ParseBody([]byte(`{"a":{"b":{"c":1,"d":2},"e":3}}`), tree.MaxDepth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := func(s string) tree.Path { return mustPath(t, s) }
+	for _, c := range []struct {
+		events []Event
+		want   string
+	}{
+		{[]Event{{Kind: EventPut, Path: p("/a/b/c")}}, `put /a/b/c`},
+		{[]Event{{Kind: EventPut, Path: p("/a/b/c")}, {Kind: EventPut, Path: p("/a/b/c")}}, `put /a/b/c 1`},
+		{[]Event{{Kind: EventPut, Path: p("/a/e")}, {Kind: EventPut, Path: p("/a/b/d")}}, `patch /a b/d=2 e=3`},
+		{[]Event{{Kind: EventPut, Path: p("/a/b/d")}, {Kind: EventPatch, Path: p("/a"), Fields: []tree.Field{{Path: p("/b")}, {Path: p("/x")}}}}, `patch /a b={"c":1,"d":2} x=null`},
+		{[]Event{{Kind: EventPut, Path: p("/a/b")}, {Kind: EventPut, Path: p("/a")}}, `put /a {"b":{"c":1,"d":2},"e":3}`},
+		{[]Event{{Kind: EventPut, Path: p("/z")}, {Kind: EventPut, Path: p("/a/e")}}, `patch / a/e=3 z=null`},
+	} {
+		got := oneChange(root, c.events)
+		var text string
+		if len(c.events) == 1 {
+			text = "put " + got[0].Path.String()
+		} else if e := got[0]; len(got) != 1 {
+			text = fmt.Sprintf("%d events", len(got))
+		} else if e.Kind == EventPut {
+			text = "put " + e.Path.String() + " " + renderExport(e.Value)
+		} else {
+			text = "patch " + e.Path.String()
+			for _, f := range e.Fields {
+				text += " " + strings.TrimPrefix(f.Path.String(), "/") + "=" + renderExport(f.Value)
+			}
+		}
+		if text != c.want {
+			t.Errorf("%+v: got %s, want %s", c.events, text, c.want)
+		}
 	}
 }
 

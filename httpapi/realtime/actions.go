@@ -13,7 +13,7 @@ import (
 
 // handle serves one request; every error becomes its answer's status.
 func (s *session) handle(rq request) {
-	if s.registered.Load() && s.srv.outOfTouch() {
+	if s.registered.Load() && (s.cutOff.Load() || s.srv.outOfTouch()) {
 		s.fence()
 		return
 	}

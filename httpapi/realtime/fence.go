@@ -22,6 +22,13 @@ import (
 // of touch with its cluster.
 var errCutOff = errors.New("this server lost contact with its cluster, which may run this connection's onDisconnect operations; reconnect")
 
+//
+// A node that was stopped (SIGSTOP, a paused container or VM) for that
+// long is fenced too: it may hear from the leader again before it has
+// applied the run of its operations, and must not serve its clients
+// meanwhile. The loop's own ticks tell: a gap of FenceAfter between two
+// means the process stood still.
+
 // fenceLoop checks the node's contact with a leader four times per
 // FenceAfter until the server closes.
 func (s *Server) fenceLoop() {
@@ -33,16 +40,23 @@ func (s *Server) fenceLoop() {
 			return
 		case <-tick.C:
 		}
-		if s.outOfTouch() {
+		stalled := s.stalled()
+		s.ticked.Store(int64(time.Since(s.born)))
+		if stalled || s.outOfTouch() {
 			s.closeRegistered()
 		}
 	}
 }
 
+// stalled reports whether the fence loop has not run for FenceAfter.
+func (s *Server) stalled() bool {
+	return time.Since(s.born)-time.Duration(s.ticked.Load()) > s.cfg.FenceAfter
+}
+
 // outOfTouch reports whether this node has been out of touch with a
-// leader for FenceAfter.
+// leader for FenceAfter, or stood still that long.
 func (s *Server) outOfTouch() bool {
-	return s.cfg.LeaderContact != nil && time.Since(s.cfg.LeaderContact()) > s.cfg.FenceAfter
+	return s.cfg.LeaderContact != nil && (s.stalled() || time.Since(s.cfg.LeaderContact()) > s.cfg.FenceAfter)
 }
 
 // closeRegistered fences every session that registered onDisconnect
@@ -59,9 +73,10 @@ func (s *Server) closeRegistered() {
 
 // fence closes the session for the node's loss of its cluster, once, off
 // the caller's goroutine. A session holding operations also checks before
-// it answers a request: a node resumed after a pause (SIGSTOP, a VM
-// stopped) would otherwise answer what its client sent meanwhile before
-// the loop's next check, after the cluster may have run the operations.
+// it answers a request (and answers none once fenced): a node resumed
+// after a pause would otherwise answer what its client sent meanwhile
+// before the loop's next check, after the cluster may have run the
+// operations.
 func (s *session) fence() {
 	if s.cutOff.CompareAndSwap(false, true) {
 		s.srv.cfg.Logger.Info("realtime: out of touch with the cluster's leader: closing a connection holding onDisconnect operations", "session", s.id)

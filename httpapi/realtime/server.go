@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -27,6 +29,10 @@ type Server struct {
 	randMu   sync.Mutex
 	// stop ends the fence loop (fence.go).
 	stop chan struct{}
+	// born and ticked time the fence loop: when the server was made, and
+	// the time since then of the loop's last tick (nanoseconds).
+	born   time.Time
+	ticked atomic.Int64
 }
 
 // New checks cfg and deps and returns a Server.
@@ -37,7 +43,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.DB == nil || deps.Events == nil || deps.Tokens == nil {
 		return nil, errors.New("realtime: DB, Events and Tokens are required")
 	}
-	s := &Server{cfg: cfg, deps: deps, sessions: map[*session]struct{}{}, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, deps: deps, sessions: map[*session]struct{}{}, stop: make(chan struct{}), born: time.Now()}
 	for _, secret := range cfg.AdminSecrets {
 		s.adminHashes = append(s.adminHashes, sha256.Sum256([]byte(secret)))
 	}
