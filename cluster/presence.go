@@ -27,6 +27,16 @@ import (
 // besides gossip events and leadership changes.
 const presenceInterval = time.Second
 
+// orphanQuiet is how long the leader must have heard nothing from a node
+// gossip declares failed or left (its progress probes, progress.go), and
+// have led, before it runs that node's operations. Gossip and Raft can
+// disagree: a restarted container's gossip failed over UDP while Raft
+// over TCP still reached it, and the leader ran the operations of
+// connections the node went on serving. A node fences its connections
+// holding operations after 2 s without a leader (httpapi/realtime,
+// FenceAfter); twice that keeps the close before the run.
+const orphanQuiet = 4 * time.Second
+
 // newRunID draws a process's run id: 8 random bytes in hex.
 func newRunID() (string, error) {
 	var b [8]byte
@@ -110,7 +120,8 @@ func (n *Node) runOrphans() {
 }
 
 // orphans returns the pairs of held whose node run is over: this node's
-// earlier runs; a node gossip declares failed or left, or that advertises
+// earlier runs; a node gossip declares failed or left and this leader has
+// not heard from for orphanQuiet, or that advertises
 // another run (it restarted); a node gossip does not know that is no
 // longer in the Raft configuration (removed). A node gossip does not know
 // but the configuration has is left alone: this leader may simply not
@@ -137,8 +148,10 @@ func (n *Node) orphans(held []fsm.Holder) []fsm.Holder {
 			if p.Meta.RunID != "" && p.Meta.RunID != h.Run {
 				out = append(out, h)
 			}
-		case known:
-			out = append(out, h) // failed or left
+		case known: // failed or left
+			if at, ok := n.progress.lastHeard(n.raft.CurrentTerm(), id); ok && time.Since(at) >= orphanQuiet {
+				out = append(out, h)
+			}
 		default:
 			if members == nil {
 				if members = n.configured(); members == nil {

@@ -39,6 +39,13 @@ func TestLeaderRunsOrphanedDisconnects(t *testing.T) {
 	if n := leader.fsm.DisconnectsOf(live); n != 1 {
 		t.Fatalf("the live session holds %d operations, want 1", n)
 	}
+	// Gossip declaring the node failed while the leader still hears from
+	// it (their failure detectors disagree) runs nothing.
+	c.gossip.setStatus(f.id, peerDead)
+	time.Sleep(orphanQuiet + 2*presenceInterval)
+	if got := readJSON(t, leader, "/presence", true); got != `{"ghost":"offline","old":"offline"}` {
+		t.Fatalf("the operations of a node the leader still hears from ran: %s", got)
+	}
 	c.crash(c.index(f))
 	waitFor(t, "the dead node's operations", 10*time.Second, func() bool {
 		return readJSON(t, leader, "/presence/live", true) == `"offline"`

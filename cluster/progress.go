@@ -101,6 +101,20 @@ func (b *progressBook) end(term uint64, id raft.ServerID, h heard, ok bool) {
 	}
 }
 
+// lastHeard is when the leader last heard from id in term, or began
+// leading if it has not yet; ok is false when it keeps no record of term.
+func (b *progressBook) lastHeard(term uint64, id raft.ServerID) (at time.Time, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.term == 0 || b.term != term {
+		return time.Time{}, false
+	}
+	if h, heard := b.heard[id]; heard && h.at.After(b.since) {
+		return h.at, true
+	}
+	return b.since, true
+}
+
 // view is the progress of the members in servers at now, stale past
 // staleAfter; the leader's own entry comes from self.
 func (b *progressBook) view(servers []raft.Server, leader raft.ServerID, self heard, now time.Time, staleAfter time.Duration) map[raft.ServerID]Progress {
