@@ -148,8 +148,17 @@ func probeParallelLargeReads(t *testing.T, c *Cluster) {
 		}
 	}
 	c.WaitStable(t, c.Nodes...)
-	k := startCanary(t, c)
-	k.waitStarted(t)
+	// The canary measures the reads, so it starts once every node has
+	// applied the setup's 30 MiB and the collection that follows has
+	// passed: on the two million keys the earlier probes leave, that
+	// burst of large writes made every node collect for about a second
+	// (a CI run saw the canary's first writes wait 0.85-1.2 s on all three
+	// nodes at once, before the reads began).
+	for idx, n := appliedIndex(t, leader), 0; n < len(c.Nodes); n++ {
+		waitApplied(t, c.Nodes[n], idx)
+	}
+	time.Sleep(2 * time.Second) // a hold for the collection, not a wait for a state
+	k := canaryWindow(t, c)
 	rss := sampleRSS(t, f)
 	r := runH2Load(t, 2*time.Minute, authURL(f, "/large.json", ""), "-n", "32", "-c", "32", "-m", "1", "-T", "90")
 	before, peak := rss.done()
