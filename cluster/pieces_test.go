@@ -165,36 +165,10 @@ func TestOldMembersRefusePieces(t *testing.T) {
 // whether it was cut (the follower joins pieces) or sent whole (it is not
 // known to).
 func TestLargeEntryCrossesInPieces(t *testing.T) {
-	leader, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = leader.Close() })
-	follower, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = follower.Close() })
 	got := make(chan []*raft.Log, 1)
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	go func() {
-		for {
-			select {
-			case rpc := <-follower.Transport().Consumer():
-				if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok {
-					got <- req.Entries
-				}
-				rpc.Respond(&raft.AppendEntriesResponse{Term: 3, Success: true}, nil)
-			case <-stop:
-				return
-			}
-		}
-	}()
+	leader, follower := tcpPair(t, got)
 	for _, takes := range []bool{true, false} {
-		leader.(interface {
-			piecesWith(func(raft.ServerID) bool)
-		}).piecesWith(func(id raft.ServerID) bool { return id == "n2" && takes })
+		leader.piecesWith(func(id raft.ServerID) bool { return id == "n2" && takes })
 		sent := pieceEntries(10, 5*pieceSize+3, 20)
 		want := clonePieceEntries(sent)
 		var resp raft.AppendEntriesResponse
@@ -221,31 +195,8 @@ func TestLargeEntryCrossesInPieces(t *testing.T) {
 func BenchmarkReceiveLargeEntry(b *testing.B) {
 	for _, takes := range []bool{false, true} {
 		b.Run(fmt.Sprintf("pieces=%t", takes), func(b *testing.B) {
-			leader, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer leader.Close()
-			follower, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer follower.Close()
-			stop := make(chan struct{})
-			defer close(stop)
-			go func() {
-				for {
-					select {
-					case rpc := <-follower.Transport().Consumer():
-						rpc.Respond(&raft.AppendEntriesResponse{Term: 3, Success: true}, nil)
-					case <-stop:
-						return
-					}
-				}
-			}()
-			leader.(interface {
-				piecesWith(func(raft.ServerID) bool)
-			}).piecesWith(func(raft.ServerID) bool { return takes })
+			leader, follower := tcpPair(b, nil)
+			leader.piecesWith(func(raft.ServerID) bool { return takes })
 			entries := pieceEntries(16 << 20)
 			b.SetBytes(16 << 20)
 			b.ReportAllocs()
@@ -257,4 +208,36 @@ func BenchmarkReceiveLargeEntry(b *testing.B) {
 			}
 		})
 	}
+}
+
+// tcpPair starts two production networks on 127.0.0.1, closed when tb
+// ends. The second answers every request with success, handing the
+// entries of each AppendEntries to seen first (when not nil).
+func tcpPair(tb testing.TB, seen chan<- []*raft.Log) (leader, follower *tcpNetwork) {
+	tb.Helper()
+	start := func() *tcpNetwork {
+		nw, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(tb))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = nw.Close() })
+		return nw.(*tcpNetwork)
+	}
+	leader, follower = start(), start()
+	stop := make(chan struct{})
+	tb.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case rpc := <-follower.Transport().Consumer():
+				if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok && seen != nil {
+					seen <- req.Entries
+				}
+				rpc.Respond(&raft.AppendEntriesResponse{Term: 3, Success: true}, nil)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return leader, follower
 }

@@ -227,16 +227,7 @@ func TestTCPRoundTripFailures(t *testing.T) {
 // one AppendEntries at a time and never enters v1.7.3's pipeline code,
 // whose sender parks forever once its decoder has quit.
 func TestRaftReplicatesWithoutPipeline(t *testing.T) {
-	leader, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = leader.Close() })
-	follower, err := newTCPNetwork(Config{RaftAddr: "127.0.0.1:0"}, testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = follower.Close() })
+	leader, follower := tcpPair(t, nil)
 	p, err := leader.Transport().AppendEntriesPipeline("n2", follower.Addr())
 	if !errors.Is(err, raft.ErrPipelineReplicationNotSupported) {
 		if p != nil {
@@ -245,18 +236,6 @@ func TestRaftReplicatesWithoutPipeline(t *testing.T) {
 		t.Fatalf("AppendEntriesPipeline: %v, want raft.ErrPipelineReplicationNotSupported", err)
 	}
 	// Plain AppendEntries still work.
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	go func() {
-		for {
-			select {
-			case rpc := <-follower.Transport().Consumer():
-				rpc.Respond(&raft.AppendEntriesResponse{Term: 7, Success: true}, nil)
-			case <-stop:
-				return
-			}
-		}
-	}()
 	var resp raft.AppendEntriesResponse
 	if err := leader.Transport().AppendEntries("n2", follower.Addr(), &raft.AppendEntriesRequest{Term: 7}, &resp); err != nil || !resp.Success {
 		t.Fatalf("AppendEntries: %v, %+v", err, resp)

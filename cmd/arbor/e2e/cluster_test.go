@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -254,20 +253,7 @@ func testIsolatedNode(t *testing.T, c *Cluster) {
 	// Isolate a follower, with the leader among the stopped: both the
 	// loss of the leader and of the quorum are seen.
 	lone := c.Others(leader)[0]
-	stopped := c.Others(lone)
-	for _, n := range stopped {
-		n.Signal(t, syscall.SIGSTOP)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			for _, n := range stopped {
-				n.Signal(t, syscall.SIGCONT)
-			}
-			resumed = true
-		}
-	}
-	defer resume()
+	resume := stopNodes(t, c.Others(lone)...)
 	start := time.Now()
 	poll(t, 15*time.Second, lone.Name+" to report not ready", func() bool {
 		r, err := lone.TryDo("GET", "/readyz", "")

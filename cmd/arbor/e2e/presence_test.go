@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -211,17 +212,10 @@ func TestOnDisconnectRunsOnceWhenItsNodeIsCutOff(t *testing.T) {
 		s := registerPresence(t, n, key)
 		checkNothingRan(t, n, key)
 		since := time.Now()
-		n.Signal(t, syscall.SIGSTOP)
-		resumed := false
-		t.Cleanup(func() {
-			if !resumed {
-				n.Signal(t, syscall.SIGCONT)
-			}
-		})
+		resume := stopNodes(t, n)
 		seen := waitRanOnce(t, c.Others(n)[0], key, since, 60*time.Second)
 		t.Logf("holder %s (%s) stopped: its operations ran %v after SIGSTOP", n.Name, role(n, leader), seen.Sub(since).Round(time.Millisecond))
-		n.Signal(t, syscall.SIGCONT)
-		resumed = true
+		resume()
 		closed := waitClosed(t, s.rt, 60*time.Second)
 		t.Logf("holder %s (%s) resumed: it closed the connection %v after SIGCONT", n.Name, role(n, leader), closed.Round(time.Millisecond))
 		c.WaitStable(t, c.Nodes...)
@@ -265,20 +259,7 @@ func TestIsolatedNodeClosesConnectionsBeforeTheirOperationsRun(t *testing.T) {
 		key := "isolated-" + n.Name
 		s := registerPresence(t, n, key)
 		checkNothingRan(t, n, key)
-		others := c.Others(n)
-		for _, o := range others {
-			o.Signal(t, syscall.SIGSTOP)
-		}
-		resumed := false
-		resume := func() {
-			if !resumed {
-				for _, o := range others {
-					o.Signal(t, syscall.SIGCONT)
-				}
-				resumed = true
-			}
-		}
-		t.Cleanup(resume)
+		resume := stopNodes(t, c.Others(n)...)
 		closed := waitClosed(t, s.rt, 30*time.Second)
 		since := time.Now()
 		t.Logf("holder %s (%s) isolated: it closed the connection %v after the others stopped", n.Name, role(n, leader), closed.Round(time.Millisecond))
@@ -291,4 +272,24 @@ func TestIsolatedNodeClosesConnectionsBeforeTheirOperationsRun(t *testing.T) {
 		t.Logf("holder %s (%s): its operations ran %v after the others resumed", n.Name, role(n, leader), seen.Sub(since).Round(time.Millisecond))
 		checkStillOnce(t, c.Others(n)[0], key)
 	}
+}
+
+// stopNodes stops nodes (SIGSTOP) and returns what resumes them
+// (SIGCONT), once, whenever it is called first: by the test or at its
+// end.
+func stopNodes(t *testing.T, nodes ...*Node) (resume func()) {
+	t.Helper()
+	for _, n := range nodes {
+		n.Signal(t, syscall.SIGSTOP)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			for _, n := range nodes {
+				n.Signal(t, syscall.SIGCONT)
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return resume
 }
