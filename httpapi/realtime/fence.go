@@ -17,17 +17,16 @@ import (
 // operations again. The operations themselves stay registered: this node
 // runs them once it reaches a leader again (End retries), or the leader
 // runs them when it declares this node gone; both after the close.
-
-// errCutOff ends a session holding onDisconnect operations on a node out
-// of touch with its cluster.
-var errCutOff = errors.New("this server lost contact with its cluster, which may run this connection's onDisconnect operations; reconnect")
-
 //
 // A node that was stopped (SIGSTOP, a paused container or VM) for that
 // long is fenced too: it may hear from the leader again before it has
 // applied the run of its operations, and must not serve its clients
 // meanwhile. The loop's own ticks tell: a gap of FenceAfter between two
 // means the process stood still.
+
+// errCutOff ends a session holding onDisconnect operations on a node out
+// of touch with its cluster.
+var errCutOff = errors.New("this server lost contact with its cluster, which may run this connection's onDisconnect operations; reconnect")
 
 // fenceLoop checks the node's contact with a leader four times per
 // FenceAfter until the server closes.
