@@ -275,59 +275,8 @@ func rtEventProbe(b *testing.B, n *Node, tag string) probeResult {
 	defer readers.Wait()
 	defer cancel()
 	client := n.PooledClient(b, rtBenchWriters)
-	pid := n.current().cmd.Process.Pid
-	cpu0 := cpuTime(b, pid)
-	start := time.Now()
-	var writers sync.WaitGroup
-	errs := make([]error, rtBenchWriters)
-	for w, l := range locs {
-		writers.Go(func() {
-			tick := time.NewTicker(interval)
-			defer tick.Stop()
-			for k := range perWriter {
-				<-tick.C
-				l.sent[k] = time.Now()
-				r, err := n.TryDoWith(client, AdminSecret, "PUT", l.path+".json?print=silent", strconv.Itoa(k))
-				l.acked[k] = time.Now()
-				if err == nil && r.Status != 204 {
-					err = fmt.Errorf("status %d: %s", r.Status, r.Body)
-				}
-				if err != nil {
-					errs[w] = fmt.Errorf("write %d to %s: %w", k, l.path, err)
-					return
-				}
-			}
-		})
-	}
-	writers.Wait()
-	p := probeResult{wall: time.Since(start), cpu: cpuTime(b, pid) - cpu0}
-	for _, err := range errs {
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	poll(b, 30*time.Second, "every write's push on "+n.Name, func() bool {
-		for _, l := range locs {
-			if l.count() < perWriter {
-				return false
-			}
-		}
-		return true
-	})
-	for _, l := range locs {
-		for k := range perWriter {
-			p.writes++
-			at := l.arrived[k]
-			if at.Before(l.acked[k]) {
-				p.early++
-			}
-			p.afterAck = append(p.afterAck, max(0, at.Sub(l.acked[k])))
-			p.afterSend = append(p.afterSend, at.Sub(l.sent[k]))
-		}
-	}
-	slices.Sort(p.afterAck)
-	slices.Sort(p.afterSend)
-	return p
+	return timeWrites(b, locs, n.current().cmd.Process.Pid, perWriter, interval, "every write's push on "+n.Name,
+		func(w int) (*Node, *http.Client, string) { return n, client, locs[w].path + ".json" })
 }
 
 // rtReadPushes records when each value's push arrives on ws, until ctx

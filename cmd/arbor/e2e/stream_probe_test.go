@@ -78,26 +78,40 @@ func runEventProbe(b *testing.B, c *Cluster, f *Node, proto, tag string, rate in
 	for i, n := range c.Nodes {
 		clients[i] = n.PooledClient(b, probeWriters)
 	}
-	pid := f.current().cmd.Process.Pid
+	return timeWrites(b, locs, f.current().cmd.Process.Pid, perWriter, interval, "every write's event on "+f.Name,
+		func(w int) (*Node, *http.Client, string) {
+			return c.Nodes[w%len(c.Nodes)], clients[w%len(c.Nodes)], locs[w].path
+		})
+}
+
+// timeWrites has one writer per location PUT the numbers 0, 1, … there,
+// one every interval, through the node and client through(w) gives
+// writer w, at the REST path it gives; waits until every value has
+// arrived at its location (what names that wait); and times each write's
+// arrival after its acknowledgement and after it was sent. pid's CPU time
+// is taken around the writes.
+func timeWrites(b *testing.B, locs []*probeLocation, pid, perWriter int, interval time.Duration, what string,
+	through func(w int) (n *Node, hc *http.Client, path string)) probeResult {
+	b.Helper()
 	cpu0 := cpuTime(b, pid)
 	start := time.Now()
 	var writers sync.WaitGroup
-	errs := make([]error, probeWriters)
+	errs := make([]error, len(locs))
 	for w, l := range locs {
-		n, hc := c.Nodes[w%len(c.Nodes)], clients[w%len(c.Nodes)]
+		n, hc, path := through(w)
 		writers.Go(func() {
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for k := range perWriter {
 				<-tick.C
 				l.sent[k] = time.Now()
-				r, err := n.TryDoWith(hc, AdminSecret, "PUT", l.path+"?print=silent", strconv.Itoa(k))
+				r, err := n.TryDoWith(hc, AdminSecret, "PUT", path+"?print=silent", strconv.Itoa(k))
 				l.acked[k] = time.Now()
 				if err == nil && r.Status != 204 {
 					err = fmt.Errorf("status %d: %s", r.Status, r.Body)
 				}
 				if err != nil {
-					errs[w] = fmt.Errorf("write %d to %s through %s: %w", k, l.path, n.Name, err)
+					errs[w] = fmt.Errorf("write %d to %s through %s: %w", k, path, n.Name, err)
 					return
 				}
 			}
@@ -110,7 +124,7 @@ func runEventProbe(b *testing.B, c *Cluster, f *Node, proto, tag string, rate in
 			b.Fatal(err)
 		}
 	}
-	poll(b, 30*time.Second, "every write's event on "+f.Name, func() bool {
+	poll(b, 30*time.Second, what, func() bool {
 		for _, l := range locs {
 			if l.count() < perWriter {
 				return false
@@ -122,7 +136,7 @@ func runEventProbe(b *testing.B, c *Cluster, f *Node, proto, tag string, rate in
 		for _, l := range locs {
 			got = append(got, strconv.Itoa(l.count()))
 		}
-		return fmt.Sprintf("events received per location: %s of %d", strings.Join(got, ", "), perWriter)
+		return fmt.Sprintf("arrived per location: %s of %d", strings.Join(got, ", "), perWriter)
 	})
 	for _, l := range locs {
 		for k := range perWriter {

@@ -104,6 +104,9 @@ func (rc *RealtimeConn) Do(ctx context.Context, action string, body any) (string
 	case <-rc.done:
 		return "", fmt.Errorf("%s: %w: %w", action, errRealtimeEnded, rc.err)
 	case <-ctx.Done():
+		rc.mu.Lock()
+		delete(rc.waiting, r) // an answer after this is dropped
+		rc.mu.Unlock()
 		return "", fmt.Errorf("%s: %w", action, ctx.Err())
 	}
 }
