@@ -31,7 +31,7 @@ import (
 const (
 	memClientURL   = "ARBOR_STREAM_MEM_URL"   // the server; set only in the child
 	memClientCA    = "ARBOR_STREAM_MEM_CA"    // PEM file of the server's certificate
-	memClientProto = "ARBOR_STREAM_MEM_PROTO" // "http1" or "h2"
+	memClientProto = "ARBOR_STREAM_MEM_PROTO" // "http1", "h2", or "ws" (realtime connections)
 	memClientCount = "ARBOR_STREAM_MEM_N"     // streams to open
 )
 
@@ -239,6 +239,9 @@ func TestStreamMemoryClient(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	open := func(i int) error {
+		if os.Getenv(memClientProto) == "ws" {
+			return openIdleListen(ctx, client, url, i)
+		}
 		req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/idle/%d.json", url, i), nil)
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+adminSecret)

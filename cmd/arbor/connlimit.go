@@ -79,6 +79,10 @@ type limitConn struct {
 	release func()
 }
 
+// NetConn is the connection c wraps (the realtime server waits on its
+// socket).
+func (c *limitConn) NetConn() net.Conn { return c.Conn }
+
 // Close implements net.Conn.
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()

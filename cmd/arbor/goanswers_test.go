@@ -55,6 +55,10 @@ func startTestServer(t *testing.T) *testServer {
 			_, _ = io.WriteString(w, "handler text")
 			return
 		}
+		if r.URL.Path == "/socket" {
+			socketOfHijacked(w)
+			return
+		}
 		_, _ = io.Copy(io.Discard, r.Body) // to the end of the stream: its trailers too
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		fmt.Fprintf(w, `{"ok":true,"tls":%t,"proto":%q}`, r.TLS != nil, r.Proto)

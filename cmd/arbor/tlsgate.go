@@ -51,6 +51,10 @@ func (c *gatedConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// NetConn is the connection c wraps (the realtime server waits on its
+// socket).
+func (c *gatedConn) NetConn() net.Conn { return c.Conn }
+
 // hold records the slot the handshake took.
 func (c *gatedConn) hold(leave func()) {
 	c.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +35,52 @@ func TestBothProtocolsServed(t *testing.T) {
 			t.Errorf("%s answered %q, want %q", resp.Proto, body, want)
 		}
 	}
+}
+
+// TestHijackedConnectionsReachTheirSocket: the realtime server waits for
+// an idle connection's socket to become readable, which it finds through
+// the NetConn of each wrapper the listener puts around it.
+func TestHijackedConnectionsReachTheirSocket(t *testing.T) {
+	s := startTestServer(t)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.pool, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + s.addr + "/socket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "socket" {
+		t.Fatalf("the hijacked connection's wrappers lead to %q, not to its socket", body)
+	}
+}
+
+// socketOfHijacked takes the connection over and answers "socket" when
+// the NetConn of its wrappers lead to a syscall.Conn, else the type where
+// they end.
+func socketOfHijacked(w http.ResponseWriter) {
+	c, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer c.Close()
+	found := c
+	for range 8 {
+		if _, ok := found.(syscall.Conn); ok {
+			break
+		}
+		u, ok := found.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		found = u.NetConn()
+	}
+	body := "socket"
+	if _, ok := found.(syscall.Conn); !ok {
+		body = fmt.Sprintf("%T", found)
+	}
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 }
 
 // TestPlainHTTPGetsGoAnswer: plain HTTP on the HTTPS port gets net/http's

@@ -3,8 +3,6 @@ package realtime
 import (
 	"errors"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // A node cut off from its cluster keeps its clients' connections, but the
@@ -79,6 +77,6 @@ func (s *Server) closeRegistered() {
 func (s *session) fence() {
 	if s.cutOff.CompareAndSwap(false, true) {
 		s.srv.cfg.Logger.Info("realtime: out of touch with the cluster's leader: closing a connection holding onDisconnect operations", "session", s.id)
-		go s.closeWith(websocket.StatusGoingAway, errCutOff)
+		s.end(errCutOff) // finish closes with going-away
 	}
 }

@@ -71,7 +71,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	// Origins are not checked: like REST's CORS, the protocol carries its
 	// credentials in-band (no cookies), so any web app may connect.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	lw := &leanWriter{ResponseWriter: w}
+	conn, err := websocket.Accept(lw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		s.cfg.Logger.Debug("realtime: upgrade refused", "err", err)
 		return // Accept has answered
@@ -93,7 +94,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		conn.Close(websocket.StatusInternalError, "no session id")
 		return
 	}
-	sess := newSession(s, conn, id, r.Host)
+	sess := newSession(s, conn, lw.conn, id, r.Host)
 	if !s.track(sess) {
 		conn.Close(websocket.StatusGoingAway, "the server is shutting down")
 		return
@@ -235,7 +236,7 @@ func (s *Server) CloseSession(id string) {
 	defer s.mu.Unlock()
 	for sess := range s.sessions {
 		if sess.id == id {
-			go sess.closeWith(websocket.StatusGoingAway, errDisconnectsRan)
+			sess.end(errDisconnectsRan) // finish closes with going-away
 		}
 	}
 }

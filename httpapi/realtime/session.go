@@ -29,9 +29,13 @@ var (
 type session struct {
 	srv  *Server
 	conn *websocket.Conn
+	lean *leanConn // conn's connection
 	id   string
 	host string
 	out  *outbox
+	// readerDone is closed when the reader returns: finish waits for it
+	// before it closes the connection, which reads the client's answer.
+	readerDone chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -66,12 +70,13 @@ type session struct {
 	idleTimer atomic.Pointer[time.Timer]
 }
 
-func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
+func newSession(s *Server, conn *websocket.Conn, lean *leanConn, id, host string) *session {
 	sess := &session{
-		srv: s, conn: conn, id: id, host: host,
+		srv: s, conn: conn, lean: lean, id: id, host: host,
 		reqs:        make(chan *request, s.cfg.MaxPendingRequests),
 		ready:       map[*listen]struct{}{},
 		wake:        make(chan struct{}, 1),
+		readerDone:  make(chan struct{}),
 		who:         s.anonymous(),
 		listens:     map[listenKey]*listen{},
 		disconnects: map[string]struct{}{},
@@ -79,6 +84,10 @@ func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
 	}
 	sess.out = newOutbox(s.cfg.MaxOutboundBytes, sess.writeMessage, func() { sess.end(errWriteFailed) }, sess.guard)
 	sess.ctx, sess.cancel = context.WithCancelCause(context.Background())
+	// The session's end ends the reader's wait and a blocked write; the
+	// library is given no context of the session's, which would make it
+	// close the connection before finish can say why.
+	context.AfterFunc(sess.ctx, lean.stopWaiting)
 	return sess
 }
 
@@ -86,6 +95,7 @@ func newSession(s *Server, conn *websocket.Conn, id, host string) *session {
 // the session); the loop (loop.go) then finishes the session.
 func (s *session) run() {
 	defer s.kick() // the loop sees the end and finishes the session
+	defer close(s.readerDone)
 	defer s.guard()
 	s.hello()
 	s.watchIdle()
@@ -113,15 +123,17 @@ func (s *session) recovered(p any) {
 	s.end(errPanic)
 }
 
-// writeMessage writes one message to the client, framed, each frame
-// within WriteTimeout: a write blocked on a client that stopped reading
-// ends then, or when the session does (the library closes the
-// connection).
+// writeMessage writes one message to the client, framed. The library
+// only gathers each frame (leanConn); endFrame writes it within
+// WriteTimeout, so a write blocked on a client that stopped reading ends
+// then, or when the session does.
 func (s *session) writeMessage(msg []byte) error {
 	for _, f := range splitFrames(msg) {
-		ctx, cancel := context.WithTimeout(s.ctx, s.srv.cfg.WriteTimeout)
-		err := s.conn.Write(ctx, websocket.MessageText, f)
-		cancel()
+		s.lean.beginFrame(time.Now().Add(s.srv.cfg.WriteTimeout))
+		err := s.conn.Write(context.Background(), websocket.MessageText, f)
+		if ferr := s.lean.endFrame(); err == nil {
+			err = ferr
+		}
 		if err != nil {
 			return err
 		}
@@ -162,7 +174,10 @@ func (s *session) readLoop() {
 	defer s.guard()
 	a := assembler{limit: s.srv.cfg.MaxMessageBytes}
 	for {
-		typ, data, err := s.conn.Read(s.ctx)
+		if s.lean.awaitMessage(); s.ctx.Err() != nil {
+			return // the session ended while the connection was idle
+		}
+		typ, data, err := s.conn.Read(context.Background())
 		s.heard()
 		switch {
 		case errors.Is(err, websocket.ErrMessageTooBig):
@@ -215,7 +230,9 @@ func (s *session) readLoop() {
 	}
 }
 
-// closeWith tells the client why it is cut off and ends the session.
+// closeWith tells the client why it is cut off and ends the session. Only
+// the reader calls it; others end the session with a cause that finish
+// tells the client.
 func (s *session) closeWith(code websocket.StatusCode, err error) {
 	s.srv.cfg.Logger.Debug("realtime: closing a connection", "session", s.id, "err", err)
 	s.conn.Close(code, closeReason(err.Error()))
@@ -232,10 +249,14 @@ func (s *session) finish() {
 		s.expiry.Stop()
 	}
 	s.idleTimer.Load().Stop()
+	select {
+	case <-s.readerDone:
+	case <-time.After(s.srv.cfg.WriteTimeout): // not seen; the close below ends it
+	}
 	cause := context.Cause(s.ctx)
 	switch {
-	case errors.Is(cause, errShutdown):
-		s.conn.Close(websocket.StatusGoingAway, errShutdown.Error())
+	case errors.Is(cause, errShutdown), errors.Is(cause, errCutOff), errors.Is(cause, errDisconnectsRan):
+		s.conn.Close(websocket.StatusGoingAway, closeReason(cause.Error()))
 	case errors.Is(cause, errTooSlow), errors.Is(cause, errIdle):
 		s.conn.Close(closePolicy, closeReason(cause.Error()))
 	default:
