@@ -50,6 +50,9 @@ type Node struct {
 	// ledAt is when LeaderContact last saw this node lead, in Unix
 	// nanoseconds.
 	ledAt atomic.Int64
+	// lastRoundTrip is when the last request to the leader that it answered
+	// left this node, in Unix nanoseconds (contact.go).
+	lastRoundTrip atomic.Int64
 	// formats is what this build applies and writes (thisBuild outside
 	// tests): advertised to peers, and the rule of CanPropose.
 	formats buildFormats
@@ -164,10 +167,11 @@ func newNode(cfg Config, f *fsm.FSM, d deps) (*Node, error) {
 		return false
 	})
 	n.raft.RegisterObserver(n.observer)
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.watch()
 	go n.indexLoop()
 	go n.progressLoop()
+	go n.contactLoop()
 	n.net.Serve(n.handleRPC)
 
 	bootstrapped := false
