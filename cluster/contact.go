@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -12,8 +13,9 @@ import (
 // leader are lost (a one-way cut), the leader stops hearing its answers
 // and the cluster may declare it gone (and run its onDisconnect
 // operations) while it still hears heartbeats and serves its clients. So
-// a follower also asks the leader for a round trip every contactEvery,
-// and LeaderContact takes the older of the two.
+// a follower also asks the leader for a round trip every contactEvery:
+// while a request to the current leader is unanswered, LeaderContact is
+// no later than when the first such request left.
 
 // contactEvery is the pause between a follower's round trips to the
 // leader: a few a second, well inside the realtime fence's 2 s.
@@ -22,10 +24,48 @@ const contactEvery = 250 * time.Millisecond
 // contactTimeout bounds one round trip.
 const contactTimeout = time.Second
 
+// roundTrips records a follower's unanswered requests to its leader.
+type roundTrips struct {
+	mu     sync.Mutex
+	leader raft.ServerID // whom the requests went to
+	since  time.Time     // when the first unanswered one left; zero when all were answered
+}
+
+// sent records a request to leader at now; a new leader starts afresh.
+func (r *roundTrips) sent(leader raft.ServerID, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.leader != leader {
+		r.leader, r.since = leader, time.Time{}
+	}
+	if r.since.IsZero() {
+		r.since = now
+	}
+}
+
+// answered records that leader answered the last request.
+func (r *roundTrips) answered(leader raft.ServerID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.leader == leader {
+		r.since = time.Time{}
+	}
+}
+
+// unansweredSince is when the first request to leader that is still
+// unanswered left; zero when there is none.
+func (r *roundTrips) unansweredSince(leader raft.ServerID) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.leader != leader {
+		return time.Time{}
+	}
+	return r.since
+}
+
 // contactLoop runs on every node; while it follows a known leader it asks
 // it for a round trip (opApplied, which every member answers, an older
-// one with an error that proves contact as well) and records when the
-// request that was answered left.
+// one with an error that proves contact as well).
 func (n *Node) contactLoop() {
 	defer n.wg.Done()
 	base, cancel := context.WithCancel(context.Background())
@@ -45,16 +85,16 @@ func (n *Node) contactLoop() {
 		if n.closing.Load() || n.raft.State() == raft.Leader {
 			continue
 		}
-		addr, _ := n.raft.LeaderWithID()
+		addr, id := n.raft.LeaderWithID()
 		if addr == "" {
 			continue
 		}
-		sent := time.Now()
+		n.roundTrips.sent(id, time.Now())
 		ctx, done := context.WithTimeout(base, contactTimeout)
 		_, err := n.net.RoundTrip(ctx, addr, opApplied, nil)
 		done()
 		if err == nil {
-			n.lastRoundTrip.Store(sent.UnixNano())
+			n.roundTrips.answered(id)
 		}
 	}
 }

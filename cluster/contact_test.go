@@ -24,7 +24,8 @@ func TestLeaderContactNeedsBothDirections(t *testing.T) {
 	leader := c.waitLeader()
 	f := c.follower(leader)
 	const fence = 2 * time.Second // the realtime fence's bound
-	waitFor(t, "a first round trip", 5*time.Second, func() bool { return time.Since(f.LeaderContact()) < fence })
+	// From the first heartbeat on, before any round trip, and after.
+	waitFor(t, "the leader's first heartbeat", 5*time.Second, func() bool { return time.Since(f.raft.LastContact()) < time.Second })
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if age := time.Since(f.LeaderContact()); age >= fence {
 			t.Fatalf("a follower in touch both ways looked out of touch for %v", age)

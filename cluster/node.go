@@ -50,9 +50,8 @@ type Node struct {
 	// ledAt is when LeaderContact last saw this node lead, in Unix
 	// nanoseconds.
 	ledAt atomic.Int64
-	// lastRoundTrip is when the last request to the leader that it answered
-	// left this node, in Unix nanoseconds (contact.go).
-	lastRoundTrip atomic.Int64
+	// roundTrips are this node's requests to its leader (contact.go).
+	roundTrips roundTrips
 	// formats is what this build applies and writes (thisBuild outside
 	// tests): advertised to peers, and the rule of CanPropose.
 	formats buildFormats

@@ -54,8 +54,9 @@ func (n *Node) RunID() string { return n.runID }
 // LeaderContact is when this node was last in touch with a leader: now
 // while it leads (Raft steps down a leader out of touch with a quorum for
 // LeaderLeaseTimeout), else the later of the time this node was last seen
-// leading and the older of the leader's last contact and the last round
-// trip to it (contact.go: both directions must work). Zero before any.
+// leading and the leader's last contact, which is no later than when the
+// first request to the leader still unanswered left (contact.go: both
+// directions must work). Zero before any.
 func (n *Node) LeaderContact() time.Time {
 	now := time.Now()
 	if n.raft.State() == raft.Leader {
@@ -63,11 +64,10 @@ func (n *Node) LeaderContact() time.Time {
 		return now
 	}
 	last := n.raft.LastContact()
-	switch rt := n.lastRoundTrip.Load(); {
-	case rt == 0:
-		last = time.Time{}
-	case time.Unix(0, rt).Before(last):
-		last = time.Unix(0, rt)
+	if _, id := n.raft.LeaderWithID(); id != "" {
+		if since := n.roundTrips.unansweredSince(id); !since.IsZero() && since.Before(last) {
+			last = since
+		}
 	}
 	if led := n.ledAt.Load(); led != 0 && (last.IsZero() || led > last.UnixNano()) {
 		return time.Unix(0, led)
