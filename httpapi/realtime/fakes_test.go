@@ -159,6 +159,8 @@ func (d *fsmDB) publish(events []fsm.Event) {
 			switch {
 			case e.Kind == fsm.EventRules:
 				rules = true
+			case e.Kind == fsm.EventPatch && len(f.loc) > len(e.Path) && f.loc.HasPrefix(e.Path):
+				mine = append(mine, patchBelow(e, f.loc)...)
 			case e.Path.HasPrefix(f.loc) || f.loc.HasPrefix(e.Path):
 				mine = append(mine, e)
 			}
@@ -176,6 +178,23 @@ func (d *fsmDB) publish(events []fsm.Event) {
 			f.deliver(Change{Index: mine[len(mine)-1].Index, Events: mine, Value: res.Value, Indexes: res.Indexes})
 		}
 	}
+}
+
+// patchBelow is what the node's hub makes of an update above a feed's
+// location: a put for each field at or below it, where it happened, and a
+// put at the location for a field above it.
+func patchBelow(e fsm.Event, loc tree.Path) []fsm.Event {
+	var out []fsm.Event
+	for _, f := range e.Fields {
+		full := append(append(tree.Path{}, e.Path...), f.Path...)
+		switch {
+		case full.HasPrefix(loc):
+			out = append(out, fsm.Event{Kind: fsm.EventPut, Index: e.Index, Path: full, Value: f.Value})
+		case loc.HasPrefix(full):
+			out = append(out, fsm.Event{Kind: fsm.EventPut, Index: e.Index, Path: loc, Value: f.Value.Get(loc[len(full):])})
+		}
+	}
+	return out
 }
 
 // fakeFeed is one subscription of fsmDB.

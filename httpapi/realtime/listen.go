@@ -3,6 +3,7 @@ package realtime
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -262,31 +263,87 @@ func (s *session) sendRendered(l *listen, action, rel string, size int64, render
 	s.send(append(msg, "}}}"...))
 }
 
-// sendEvents pushes one batch's events to a listen without a query: a
-// change at or above the location sends its new value whole; changes
-// below it are sent where they happened, a set as d and an update as m.
+// sendEvents pushes one batch's events to a listen without a query, as
+// one message, so that the SDK raises one event for the batch (a
+// multi-path update is atomic for every listener): a change at or above
+// the location sends its new value whole; a single change below it is
+// sent where it happened, a set as d and an update as m; several are one
+// m of their paths relative to the location, or, where one path lies
+// within another (their order would matter), one d of the value after the
+// batch at the paths' common ancestor.
 func (s *session) sendEvents(l *listen, c *Change) {
+	var below []fsm.Event
 	for _, e := range c.Events {
-		if e.Kind == fsm.EventRules {
-			continue
-		}
-		if l.path.HasPrefix(e.Path) {
+		switch {
+		case e.Kind == fsm.EventRules:
+		case l.path.HasPrefix(e.Path):
 			s.sendRendered(l, "d", "", c.Value.Size(), func(b []byte) []byte { return tree.AppendJSON(b, c.Value, exportJSON) })
 			return // the value after the batch shows the batch's other events
+		case e.Path.HasPrefix(l.path) && (e.Kind == fsm.EventPut || e.Kind == fsm.EventPatch):
+			below = append(below, e)
 		}
 	}
-	for _, e := range c.Events {
-		if !e.Path.HasPrefix(l.path) {
-			continue
-		}
+	if len(below) == 1 {
+		e := below[0]
 		rel := tree.Path(e.Path[len(l.path):]).String()[1:]
-		switch e.Kind {
-		case fsm.EventPut:
+		if e.Kind == fsm.EventPut {
 			s.sendRendered(l, "d", rel, e.Value.Size(), func(b []byte) []byte { return tree.AppendJSON(b, e.Value, exportJSON) })
-		case fsm.EventPatch:
+		} else {
 			s.sendRendered(l, "m", rel, fieldsSize(e.Fields), func(b []byte) []byte { return tree.AppendFields(b, e.Fields, exportJSON) })
 		}
+		return
 	}
+	if len(below) == 0 {
+		return
+	}
+	fields := batchFields(l.path, below)
+	if common, overlap := overlapping(fields); overlap {
+		v := c.Value.Get(common)
+		rel := common.String()[1:]
+		s.sendRendered(l, "d", rel, v.Size(), func(b []byte) []byte { return tree.AppendJSON(b, v, exportJSON) })
+		return
+	}
+	s.sendRendered(l, "m", "", fieldsSize(fields), func(b []byte) []byte { return tree.AppendFields(b, fields, exportJSON) })
+}
+
+// batchFields is every value the events set, at its path relative to loc.
+func batchFields(loc tree.Path, events []fsm.Event) []tree.Field {
+	var fields []tree.Field
+	for _, e := range events {
+		rel := tree.Path(e.Path[len(loc):])
+		if e.Kind == fsm.EventPut {
+			fields = append(fields, tree.Field{Path: rel, Value: e.Value})
+			continue
+		}
+		for _, f := range e.Fields {
+			fields = append(fields, tree.Field{Path: append(append(tree.Path{}, rel...), f.Path...), Value: f.Value})
+		}
+	}
+	return fields
+}
+
+// overlapping reports whether a field's path lies within (or is)
+// another's, and the fields' longest common ancestor. Sorted, a path is
+// followed by those within it, so neighbours tell.
+func overlapping(fields []tree.Field) (tree.Path, bool) {
+	paths := make([]tree.Path, len(fields))
+	for i, f := range fields {
+		paths[i] = f.Path
+	}
+	slices.SortFunc(paths, func(a, b tree.Path) int { return slices.Compare(a, b) })
+	overlap := false
+	for i := 1; i < len(paths); i++ {
+		if paths[i].HasPrefix(paths[i-1]) {
+			overlap = true
+		}
+	}
+	// The first and last in order share what all share.
+	first, last := paths[0], paths[len(paths)-1]
+	n := 0
+	for n < len(first) && n < len(last) && first[n] == last[n] {
+		n++
+	}
+	return first[:n], overlap
 }
 
 // sendWindow re-runs a listen's query on the location after the last of
