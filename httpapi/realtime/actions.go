@@ -101,13 +101,13 @@ func (s *session) write(rq request) {
 	defer cancel()
 	if b.H != nil && rq.action == "p" {
 		if err := s.compareHash(ctx, &cmd, *b.H); err != nil {
-			s.fail(rq, err)
+			s.failWrite(ctx, rq, cmd.Path.NodePath(), err)
 			return
 		}
 	}
 	a, err := s.judgeAndPropose(ctx, &cmd)
 	if err != nil {
-		s.fail(rq, err)
+		s.failWrite(ctx, rq, cmd.Path.NodePath(), err)
 		return
 	}
 	// The changes the write made are sent before its ok: on the ok the
@@ -116,6 +116,21 @@ func (s *session) write(rq request) {
 	s.awaitOwnChanges(ctx, cmd.Path.NodePath(), a.Index)
 	s.pump()
 	s.ok(rq, nil)
+}
+
+// failWrite answers a write that failed. A transaction's set answered
+// datastale is first shown the value that made it stale: the SDK retries
+// with what its listen holds, and would otherwise spend a retry (of 25)
+// on the same stale guess for every datastale that outran the push.
+func (s *session) failWrite(ctx context.Context, rq request, path tree.Path, err error) {
+	if errors.Is(err, fsm.ErrPreconditionFailed) && s.listensTouch(path) {
+		res, rerr := s.srv.deps.DB.Read(ctx, fsm.Read{Path: path, Linearizable: true, Access: s.who.readAccess(s.srv.cfg.Now(), nil)})
+		if rerr == nil {
+			s.awaitOwnChanges(ctx, path, res.Index)
+			s.pump()
+		}
+	}
+	s.fail(rq, err)
 }
 
 // listensTouch reports whether a listen's location is at, above or below

@@ -3,6 +3,7 @@ package realtime
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/arbordb/arbor/fsm/tree"
 )
@@ -54,4 +55,39 @@ func TestOverlappingFieldsAreOneValue(t *testing.T) {
 			t.Errorf("%v: common %v overlap %v, want %v %v", c.paths, common, overlap, c.common, c.overlap)
 		}
 	}
+}
+
+// TestDatastaleFollowsTheFreshValue: a transaction's set answered
+// datastale comes after the push of the value that made it stale, which
+// the SDK's next try starts from.
+func TestDatastaleFollowsTheFreshValue(t *testing.T) {
+	r := newRig(t, nil)
+	if err := r.db.set("/n", `1`); err != nil {
+		t.Fatal(err)
+	}
+	c := r.dial()
+	if st, _, _ := c.do("q", map[string]any{"p": "/n", "h": ""}); st != "ok" {
+		t.Fatalf("listen: %s", st)
+	}
+	r.db.lagFeeds(200 * time.Millisecond) // as a follower that applies after the leader answered
+	if err := r.db.set("/n", `2`); err != nil {
+		t.Fatal(err)
+	}
+	st, _, pushes := c.do("p", map[string]any{"p": "/n", "d": 2, "h": Hash(mustNode(t, `1`))})
+	if st != "datastale" {
+		t.Fatalf("a set on a stale hash: %s", st)
+	}
+	if len(pushes) != 1 || pushes[0]["a"] != "d" || pushes[0]["b"].(map[string]any)["d"] != float64(2) {
+		t.Fatalf("before datastale came %v, want the push of 2", pushes)
+	}
+}
+
+// mustNode parses JSON text into a tree node.
+func mustNode(t *testing.T, text string) *tree.Node {
+	t.Helper()
+	n, err := tree.ParseBody([]byte(text), tree.MaxDepth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
