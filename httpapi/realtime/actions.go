@@ -105,7 +105,7 @@ func (s *session) write(rq request) {
 			return
 		}
 	}
-	a, err := s.judgeAndPropose(ctx, &cmd)
+	a, err := s.proposeResending(ctx, &cmd)
 	if err != nil {
 		s.failWrite(ctx, rq, cmd.Path.NodePath(), err)
 		return

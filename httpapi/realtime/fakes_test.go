@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arbordb/arbor/fsm"
@@ -26,6 +27,11 @@ type fsmDB struct {
 	// the feeds until it is drained (lagFeeds): a follower that applies a
 	// write after the leader has answered it.
 	lagged chan lagBatch
+
+	// lostAnswers is how many of the next writes are applied and then
+	// answered with an unknown outcome, as a forwarded write whose leader
+	// was lost.
+	lostAnswers atomic.Int32
 
 	delivMu   sync.Mutex
 	delivered uint64
@@ -106,6 +112,10 @@ func (d *fsmDB) Propose(_ context.Context, c fsm.Command, o fsm.AnswerOptions) (
 	}
 	if ar.Err != nil {
 		return fsm.Answer{}, ar.Err
+	}
+	if d.lostAnswers.Load() > 0 {
+		d.lostAnswers.Add(-1)
+		return fsm.Answer{}, fmt.Errorf("fake: connection to leader lost: %w", fsm.ErrOutcomeUnknown)
 	}
 	// The protocol reads only the outcome; the body is REST's.
 	return fsm.Answer{ETag: ar.Result.ETag, Index: ar.Result.Index}, nil
