@@ -58,16 +58,7 @@ func BenchmarkRealtimeMemory(b *testing.B) {
 	before := sampleMemory()
 	child := startMemClient(b, ts.URL, ca, "ws", n)
 	waitSessions(b, s, n+1)
-	after := sampleMemory()
-	if dir := os.Getenv("ARBOR_STREAM_MEMPROFILE"); dir != "" {
-		writeHeapProfile(b, filepath.Join(dir, "heap-ws.pprof"))
-	}
-	heap := float64(after.heap-before.heap) / float64(n)
-	stack := float64(after.stack-before.stack) / float64(n)
-	gs := float64(after.goroutines-before.goroutines) / float64(n)
-	b.ReportMetric(heap, "heap-B/conn")
-	b.ReportMetric(stack, "stack-B/conn")
-	b.ReportMetric(gs, "goroutines/conn")
+	heap, stack, gs := reportMemory(b, before, n, "ws", "conn")
 	b.Logf("%d idle realtime connections, one listen each: %.0f B of heap + %.0f B of stacks per connection (%.2f goroutines per connection)",
 		n, heap, stack, gs)
 	child.stop(b)

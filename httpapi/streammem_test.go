@@ -106,20 +106,28 @@ func benchStreamMemory(b *testing.B, proto string, n int) {
 
 	child := startMemClient(b, ts.URL, ca, proto, n)
 	waitStreams(b, s, n+1)
-	after := sampleMemory()
-	if dir := os.Getenv("ARBOR_STREAM_MEMPROFILE"); dir != "" {
-		writeHeapProfile(b, filepath.Join(dir, "heap-"+proto+".pprof"))
-	}
-	heap := float64(after.heap-before.heap) / float64(n)
-	stack := float64(after.stack-before.stack) / float64(n)
-	gs := float64(after.goroutines-before.goroutines) / float64(n)
-	b.ReportMetric(heap, "heap-B/stream")
-	b.ReportMetric(stack, "stack-B/stream")
-	b.ReportMetric(gs, "goroutines/stream")
+	heap, stack, gs := reportMemory(b, before, n, proto, "stream")
 	b.Logf("%s, %d idle streams on %d connections: %.0f B of heap + %.0f B of stacks per stream (%.2f goroutines per stream, %.0f B of stack each)",
 		proto, n, conns.Load()-1, heap, stack, gs, stack/max(gs, 1e-9))
 	child.stop(b)
 	warm.stop(b)
+}
+
+// reportMemory samples the memory after n more of unit (the heap profile
+// named after name too, when asked for), reports what each costs, and
+// returns it.
+func reportMemory(b *testing.B, before memSample, n int, name, unit string) (heap, stack, goroutines float64) {
+	after := sampleMemory()
+	if dir := os.Getenv("ARBOR_STREAM_MEMPROFILE"); dir != "" {
+		writeHeapProfile(b, filepath.Join(dir, "heap-"+name+".pprof"))
+	}
+	heap = float64(after.heap-before.heap) / float64(n)
+	stack = float64(after.stack-before.stack) / float64(n)
+	goroutines = float64(after.goroutines-before.goroutines) / float64(n)
+	b.ReportMetric(heap, "heap-B/"+unit)
+	b.ReportMetric(stack, "stack-B/"+unit)
+	b.ReportMetric(goroutines, "goroutines/"+unit)
+	return heap, stack, goroutines
 }
 
 // waitStreams polls until the server has n open streams.
