@@ -26,6 +26,17 @@ func (r *rig) tlsRig() *httptest.Server {
 	return ts
 }
 
+// dialTLS opens a WebSocket connection to ts, closed when the test ends.
+func dialTLS(ctx context.Context, t *testing.T, ts *httptest.Server) *websocket.Conn {
+	t.Helper()
+	conn, _, err := websocket.Dial(ctx, "wss"+strings.TrimPrefix(ts.URL, "https")+"/.ws?v=5&ns=test", &websocket.DialOptions{HTTPClient: ts.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.CloseNow() })
+	return conn
+}
+
 // rawFrame is a masked client text frame (a zero mask key, which leaves
 // the payload as it is).
 func rawFrame(payload string) []byte {
@@ -138,18 +149,14 @@ func TestLeanConnSessionEndWakesIdleReader(t *testing.T) {
 	ts := r.tlsRig()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "wss"+strings.TrimPrefix(ts.URL, "https")+"/.ws?v=5&ns=test", &websocket.DialOptions{HTTPClient: ts.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	conn := dialTLS(ctx, t, ts)
 	if _, _, err := conn.Read(ctx); err != nil { // the hello
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond) // the reader is parked
 	start := time.Now()
 	r.srv.Close()
-	_, _, err = conn.Read(ctx)
+	_, _, err := conn.Read(ctx)
 	var ce websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway {
 		t.Fatalf("after the server closed: %v, want a going-away close", err)
@@ -170,11 +177,7 @@ func TestLeanConnSessionEndEndsBlockedWrite(t *testing.T) {
 	ts := r.tlsRig()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "wss"+strings.TrimPrefix(ts.URL, "https")+"/.ws?v=5&ns=test", &websocket.DialOptions{HTTPClient: ts.Client()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	conn := dialTLS(ctx, t, ts)
 	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"t":"d","d":{"r":1,"a":"q","b":{"p":"/feed","h":""}}}`)); err != nil {
 		t.Fatal(err)
 	}
