@@ -60,7 +60,7 @@ console-screenshots: build
 
 ## test-abuse: hostile but authenticated clients against three real nodes (a normal build): large writes, connection floods, slow bodies, bad overrides, hostile streams; the cluster must keep its leader and serve a canary (docs/RELIABILITY.md)
 test-abuse: build
-	@# Earlier builds' and tests' writes are flushed first, so the probes' fsyncs wait for the probes' own.
+# Earlier builds' and tests' writes are flushed first, so the probes' fsyncs wait for the probes' own.
 	sync
 	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -tags abuse -run '^TestAbuse$$' -count=1 -timeout 20m -v ./cmd/arbor/e2e
 
