@@ -60,6 +60,9 @@ func newGossip(cfg Config, meta nodeMeta, logger *slog.Logger, notify func()) (d
 		return nil, err
 	}
 	if g.ml, err = memberlist.Create(mc); err != nil {
+		if mc.Transport != nil {
+			mc.Transport.Shutdown()
+		}
 		return nil, fmt.Errorf("gossip: start on %s: %w", cfg.GossipAddr, err)
 	}
 	local := g.ml.LocalNode()
@@ -111,6 +114,9 @@ func (g *gossip) memberlistConfig(cfg Config) (*memberlist.Config, error) {
 	mc.Delegate = g
 	mc.Events = g
 	mc.Logger = log.New(&gossipLogWriter{l: g.log}, "", 0)
+	if mc.Transport, err = gossipTransport(mc); err != nil {
+		return nil, fmt.Errorf("gossip: start on %s: %w", cfg.GossipAddr, err)
+	}
 	return mc, nil
 }
 

@@ -46,7 +46,8 @@ const (
 type tcpNetwork struct {
 	ln     net.Listener
 	adv    hostPort
-	srvTLS *tls.Config // nil: plain TCP
+	source *net.TCPAddr // dial peers from here; nil: the kernel's choice
+	srvTLS *tls.Config  // nil: plain TCP
 	cliTLS *tls.Config
 	log    *slog.Logger
 	trans  *pieceTransport
@@ -74,6 +75,7 @@ func newTCPNetwork(cfg Config, logger *slog.Logger) (network, error) {
 	t := &tcpNetwork{
 		ln:        ln,
 		adv:       advertiseAddr(cfg.AdvertiseHost, ln.Addr()).(hostPort),
+		source:    sourceAddr(ln.Addr()),
 		log:       logger,
 		raftConns: make(chan net.Conn),
 		closed:    make(chan struct{}),

@@ -103,7 +103,7 @@ func (c *serveConfig) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NodeID, "node-id", c.NodeID, "this node's unique, stable `id`")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`directory` for the Raft log, snapshots and the generated TLS certificate")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTPS client API listen `address` (port 0 picks a free port, written to <data-dir>/http.addr)")
-	fs.StringVar(&c.RaftAddr, "raft-addr", c.RaftAddr, "Raft transport listen `address`")
+	fs.StringVar(&c.RaftAddr, "raft-addr", c.RaftAddr, "Raft transport listen `address`; bound to one IP, connections to peers are also opened from it")
 	fs.StringVar(&c.GossipAddr, "gossip-addr", c.GossipAddr, "gossip (membership) listen `address`")
 	fs.StringVar(&c.AdvertiseHost, "advertise-host", c.AdvertiseHost, "`host` name or IP that peers use to reach this node; DNS names are kept, not resolved once")
 	fs.Var((*commaList)(&c.Join), "join", "comma-separated gossip `addresses` of peers to join")

@@ -3,7 +3,9 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,19 @@ const clusterReadyTimeout = 60 * time.Second
 // node is ready and agrees on the leader.
 func StartCluster(t testing.TB, size int, args ...string) *Cluster {
 	t.Helper()
+	hosts := make([]string, size)
+	for i := range hosts {
+		hosts[i] = "127.0.0.1"
+	}
+	return StartClusterAt(t, hosts, args...)
+}
+
+// StartClusterAt is StartCluster with node K's Raft and gossip ports
+// bound on hosts[K-1] (loopback addresses of their own let a test cut
+// the network between nodes, netcut_test.go); HTTP stays on 127.0.0.1.
+func StartClusterAt(t testing.TB, hosts []string, args ...string) *Cluster {
+	t.Helper()
+	size := len(hosts)
 	c := &Cluster{PKI: filepath.Join(t.TempDir(), "pki")}
 	names := make([]string, size)
 	for i := range names {
@@ -46,12 +61,12 @@ func StartCluster(t testing.TB, size int, args ...string) *Cluster {
 	}
 	gossip := map[string]string{}
 	for i, name := range names {
-		gossip[name] = testcluster.Loopback(ports[size+i])
+		gossip[name] = net.JoinHostPort(hosts[i], strconv.Itoa(ports[size+i]))
 	}
 	for i, name := range names {
 		join := testcluster.Peers(names, name, func(m string) string { return gossip[m] })
 		nodeArgs := append([]string{
-			"--raft-addr", testcluster.Loopback(ports[i]),
+			"--raft-addr", net.JoinHostPort(hosts[i], strconv.Itoa(ports[i])),
 			"--gossip-addr", gossip[name],
 		}, testcluster.ClusterFlags(name, c.PKI, join, size)...)
 		c.Nodes = append(c.Nodes, StartNode(t, Options{
