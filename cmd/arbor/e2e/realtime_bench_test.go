@@ -39,7 +39,8 @@ const (
 //     first with no idle connection, then with the N idle ones.
 //
 // ARBOR_BENCH_WS sets N (default 10,000, less when the descriptor limit
-// is lower: each connection is a descriptor here and in the node). Each
+// is lower: each connection is a descriptor here and in the node), and
+// ARBOR_BENCH_MEMLIMIT the node's --memory-limit (none by default). Each
 // figure is measured once whatever b.N is:
 //
 //	make build
@@ -55,7 +56,12 @@ func BenchmarkRealtime(b *testing.B) {
 		idle = max(100, limit-3000)
 		b.Logf("the descriptor limit is %d: %d idle connections (raise it with ulimit -n for 10,000)", limit, idle)
 	}
-	n := StartReadyNode(b, Options{Name: "ws", Args: []string{"--max-connections", strconv.Itoa(idle + 1000)}})
+	args := []string{"--max-connections", strconv.Itoa(idle + 1000)}
+	if limit := os.Getenv("ARBOR_BENCH_MEMLIMIT"); limit != "" {
+		args = append(args, "--memory-limit", limit)
+		b.Logf("the node's --memory-limit is %s", limit)
+	}
+	n := StartReadyNode(b, Options{Name: "ws", Args: args})
 	pid := n.current().cmd.Process.Pid
 
 	quiet := rtEventProbe(b, n, "quiet")
