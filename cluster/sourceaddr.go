@@ -60,8 +60,7 @@ func gossipTransport(mc *memberlist.Config) (memberlist.Transport, error) {
 
 // DialTimeout implements memberlist.Transport.
 func (t *sourceBoundTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout, LocalAddr: t.local}
-	return d.Dial("tcp", addr)
+	return sourceDialer(timeout, t.local).Dial("tcp", addr)
 }
 
 // DialAddressTimeout implements memberlist.NodeAwareTransport.

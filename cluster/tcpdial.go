@@ -48,7 +48,7 @@ func (t *tcpNetwork) resolvePeersWith(host func(raft.ServerAddress) (string, boo
 }
 
 func (t *tcpNetwork) dialContext(ctx context.Context, addr raft.ServerAddress) (net.Conn, error) {
-	d := net.Dialer{Timeout: peerConnectTimeout, LocalAddr: t.source}
+	d := sourceDialer(peerConnectTimeout, t.source)
 	c, err := d.DialContext(ctx, "tcp", string(addr))
 	if err != nil && unresolvedOrGone(err) {
 		if alt, ok := t.gossipAddr(addr); ok {
