@@ -12,6 +12,8 @@
 # HTTPS addresses as a comma list, DIR/tls/ca.pem the CA and
 # DIR/admin-secret the credential. `stop DIR` ends only the processes
 # `start DIR` began (SIGTERM: they hand over leadership and snapshot).
+# ARBOR_LOG_LEVEL sets the nodes' --log-level (default warn; info logs,
+# among others, each snapshot taken on shutdown and how long it took).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -61,7 +63,7 @@ start() {
 			--gossip-addr "127.0.0.1:${gossip_ports[i]}" \
 			--join "$join" --bootstrap-expect 3 \
 			--tls-cert "$tls/$name.pem" --tls-key "$tls/$name-key.pem" --tls-ca "$tls/ca.pem" \
-			--gossip-key "$tls/gossip.key" --log-level warn
+			--gossip-key "$tls/gossip.key" --log-level "${ARBOR_LOG_LEVEL:-warn}"
 	done
 	for i in 0 1 2; do
 		local ok=0 t
