@@ -31,7 +31,7 @@ ADDR      ?= localhost:8443
 RUN_URL    = $(patsubst :%,localhost:%,$(ADDR))
 
 .DEFAULT_GOAL := help
-.PHONY: console-screenshots help run build test test-e2e test-abuse bench bench-cluster fuzz lint image release version image-tag clean
+.PHONY: console-screenshots help run build test test-e2e test-abuse bench bench-cluster bench-scale fuzz lint image release version image-tag clean
 
 ## help: list the targets
 help:
@@ -73,6 +73,20 @@ bench: build
 ## bench-cluster: three real nodes of a normal build over mutual TLS: throughput, latency, failover (kill -9) and leadership-transfer figures
 bench-cluster: build
 	E2E_ARBOR_BIN=$(abspath $(BIN)) $(GO) test -run='^$$' -bench='^BenchmarkCluster$$' -benchtime=1x -timeout 20m -v ./cmd/arbor/e2e
+
+# make bench-scale: scripts/bench/scale.sh on three nodes, its work files
+# (logs, raw figures, the nodes' data while it runs) in SCALE_DIR; the raw
+# figures are copied to docs/scale/scale.tsv and drawn beside them. SIZES,
+# SUBSCRIBERS, SUB_SIZE, DURATION, BATCH and LOAD_TIMEOUT pass through,
+# e.g. make bench-scale SIZES="10000 100000" SUBSCRIBERS="0 1000".
+SCALE_DIR ?= bin/bench-scale
+
+## bench-scale: how write and read latency, snapshot time and size, restart time and RSS grow with the database (10k to 10M leaves) and with idle SSE subscribers (0, 1k, 10k) on three nodes; a table, and one SVG curve each in docs/scale/ (docs/PERFORMANCE.md)
+bench-scale: build
+	rm -f $(SCALE_DIR)/scale.tsv
+	BENCH_DIR=$(abspath $(SCALE_DIR)) ARBOR=$(abspath $(BIN)) scripts/bench/scale.sh
+	mkdir -p docs/scale && cp $(SCALE_DIR)/scale.tsv docs/scale/scale.tsv
+	$(GO) run ./scripts/bench/plot -in docs/scale/scale.tsv -out docs/scale
 
 ## fuzz: each fuzz target (tree, fsm, rules, the REST path, queries and requests, ID tokens) for FUZZTIME (default 30s)
 fuzz:
