@@ -18,6 +18,7 @@ type svgDoc struct {
 	title   string
 	texts   []string
 	circles [][2]float64 // cx, cy in document order
+	tips    []string     // the dots' tooltips
 }
 
 // parseSVG checks that b is well-formed XML with an <svg> root in the SVG
@@ -26,7 +27,7 @@ func parseSVG(t *testing.T, b []byte) svgDoc {
 	t.Helper()
 	var doc svgDoc
 	d := xml.NewDecoder(bytes.NewReader(b))
-	depth, inText, inTitle := 0, false, false
+	depth, inText, inTitle, inTip := 0, false, false, false
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -42,6 +43,7 @@ func parseSVG(t *testing.T, b []byte) svgDoc {
 			}
 			depth++
 			inText, inTitle = e.Name.Local == "text", e.Name.Local == "title" && depth == 2
+			inTip = e.Name.Local == "title" && depth > 2
 			if e.Name.Local == "circle" {
 				var c [2]float64
 				for _, a := range e.Attr {
@@ -57,9 +59,11 @@ func parseSVG(t *testing.T, b []byte) svgDoc {
 			}
 		case xml.EndElement:
 			depth--
-			inText, inTitle = false, false
+			inText, inTitle, inTip = false, false, false
 		case xml.CharData:
 			switch {
+			case inTip:
+				doc.tips = append(doc.tips, string(e))
 			case inTitle:
 				doc.title = string(e)
 			case inText:
@@ -220,6 +224,9 @@ func TestWriteCurves(t *testing.T) {
 	}
 	if !slices.Contains(doc.texts, "p99") || !slices.Contains(doc.texts, "latency (ms)") {
 		t.Errorf("texts %q", doc.texts)
+	}
+	if !slices.Contains(doc.tips, "p99: 7 at 100k") || !slices.Contains(doc.tips, "p50: 1.9 at 10k") {
+		t.Errorf("tooltips %q", doc.tips)
 	}
 	// Every curve names its columns in the table scale.sh writes.
 	for _, c := range Curves {

@@ -117,7 +117,7 @@ func (c Chart) Render(w io.Writer) error {
 	b.WriteString(`<g class="ticks" fill="#333">` + "\n")
 	for _, t := range yticks {
 		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n",
-			plotLeft-6, num(sy.pixel(t)), esc(tickLabel(t)))
+			plotLeft-6, num(sy.pixel(t)), esc(strconv.FormatFloat(t, 'f', -1, 64)))
 	}
 	for _, t := range xticks {
 		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n",
@@ -146,7 +146,7 @@ func (c Chart) Render(w io.Writer) error {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke-width="2"%s points="%s"/>`+"\n", dash, strings.Join(pts, " "))
 		for _, p := range l.Points {
 			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="%d"><title>%s: %s at %s</title></circle>`+"\n",
-				num(sx.pixel(p.X)), num(sy.pixel(p.Y)), pointRadius, esc(l.Name), esc(valueLabel(p.Y)), esc(valueLabel(p.X)))
+				num(sx.pixel(p.X)), num(sy.pixel(p.Y)), pointRadius, esc(l.Name), esc(valueLabel(p.Y)), esc(tickLabel(p.X)))
 		}
 		// The legend: one row under the title, out of the data's way.
 		lx, ly := legendX(c.Lines, i), 32
@@ -235,8 +235,9 @@ func round(v, step float64) float64 {
 	return r
 }
 
-// tickLabel writes large counts with k and M (10k, 1M) and other values
-// in their shortest form.
+// tickLabel is an x tick's label: large counts with k and M (10k, 1M),
+// other values in their shortest form. (The y axis, which carries units
+// such as MB, keeps plain numbers: 10k MB would read oddly.)
 func tickLabel(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 1e6 && math.Mod(v, 1e5) == 0:
@@ -247,13 +248,14 @@ func tickLabel(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// valueLabel is a point's value in its tooltip: up to four significant
-// digits.
+// valueLabel is a measured value in a dot's tooltip: whole from 1000 up,
+// else up to four significant digits, never with an exponent.
 func valueLabel(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) >= 1000 {
-		return tickLabel(v)
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // num prints a pixel coordinate with two decimals at most.
