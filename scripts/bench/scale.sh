@@ -70,6 +70,9 @@ for n in "${sizes[@]}" "${subscribers[@]}" "$sub_size" "$batch" "$load_timeout";
 	[[ $n =~ ^[0-9]+$ ]] || die "not a whole number: $n (SIZES, SUBSCRIBERS, SUB_SIZE, BATCH, LOAD_TIMEOUT)"
 done
 ((batch > 0)) || die "BATCH must be positive"
+for n in "${sizes[@]}"; do
+	((n > 0)) || die "SIZES must be positive (the curves put them on a log scale)"
+done
 ((${#sizes[@]} + ${#subscribers[@]} > 0)) || die "nothing to measure: SIZES and SUBSCRIBERS are both empty"
 
 # targets: every size the load stops at, ascending: SIZES, and SUB_SIZE
