@@ -95,7 +95,7 @@ func newIndexItems() *btree.BTreeG[indexItem] {
 func BuildIndex(n *Node, o IndexOrder) *Index {
 	items := make([]indexItem, 0, n.Len())
 	if n.Kind() == KindObject {
-		n.children.Scan(func(e entry) bool {
+		n.obj.children.Scan(func(e entry) bool {
 			items = append(items, indexItem{idx: valueAt(e.node, o.keys), keyInfo: e.keyInfo})
 			return true
 		})
@@ -142,7 +142,7 @@ func (ix *Index) Reuse(n *Node) *Index {
 		return nil
 	case ix.of == n:
 		return ix
-	case ix.of.Kind() == KindObject && n.Kind() == KindObject && ix.of.children == n.children:
+	case ix.of.Kind() == KindObject && n.Kind() == KindObject && ix.of.obj.children == n.obj.children:
 		return ix.Retarget(n)
 	}
 	return nil

@@ -75,7 +75,7 @@ func (q *Query) walkIndex(ctx context.Context, n *Node, ix *Index) ([]entry, err
 		if !far(&e, it.idx) {
 			return false
 		}
-		child, ok := n.children.Get(e)
+		child, ok := n.obj.children.Get(e)
 		if !ok {
 			// Not the index of n after all: never answer from it.
 			err = errStaleIndex

@@ -3,7 +3,7 @@ package tree
 import "sync/atomic"
 
 // Small integers are by far the most common leaves of a large write
-// ({"k0000000":1,…}), and a leaf costs an allocation and a SHA-256:
+// ({"k0000000":1,…}), and a leaf costs an allocation:
 // decoding shares one immutable leaf per small integer instead. Nodes are
 // never changed once built, so a shared leaf is indistinguishable from a
 // fresh one (same value, digest and size); at most a write of the very

@@ -161,11 +161,11 @@ func (m *merger) object(old *Node, grp []mergeItem, d, runs int, prio int32, p *
 		findOK bool
 	)
 	if pl.inPlace {
-		pl.children = old.children.Copy()
+		pl.children = old.obj.children.Copy()
 	} else {
 		pl.children = newChildren()
 		if oldObj {
-			find, pl.load = old.children.Iter(), old.children.Iter()
+			find, pl.load = old.obj.children.Iter(), old.obj.children.Iter()
 			findOK, pl.loadOK = find.First(), pl.load.First()
 			defer find.Release()
 			defer pl.load.Release()
@@ -205,7 +205,7 @@ func (m *merger) object(old *Node, grp []mergeItem, d, runs int, prio int32, p *
 			}
 			switch {
 			case pl.inPlace:
-				if e, ok := old.children.Get(entry{keyInfo: r.ki}); ok {
+				if e, ok := old.obj.children.Get(entry{keyInfo: r.ki}); ok {
 					r.was = e.node
 				}
 			case findOK:
@@ -292,7 +292,7 @@ func (m *merger) object(old *Node, grp []mergeItem, d, runs int, prio int32, p *
 			// costs less than hashing every dropped one.
 			sum = addLanes(pl.added, keptLanes(old, pl.dropped))
 		}
-		n := newObject(children, sum, old.size-pl.oldSize+pl.newSize, old.prio, old.hasSV || hasSV)
+		n := newObject(children, sum, old.obj.size-pl.oldSize+pl.newSize, old.prio, old.hasSV || hasSV)
 		if tp != never {
 			n = n.WithPriority(p)
 		}
@@ -306,7 +306,7 @@ func (m *merger) object(old *Node, grp []mergeItem, d, runs int, prio int32, p *
 		}
 		size := 2 + pl.bornSize
 		if pc != nil {
-			size += pc.size + 16
+			size += pc.Size() + 16
 			hasSV = hasSV || pc.hasSV
 		}
 		n := newObject(children, pl.added, size, pc, hasSV)
@@ -335,7 +335,7 @@ func touchesAll(old *Node, grp []mergeItem) bool {
 	if len(grp) < old.Len() {
 		return false
 	}
-	it := old.children.Iter()
+	it := old.obj.children.Iter()
 	defer it.Release()
 	ok, j := it.First(), 0
 	for ; ok; ok = it.Next() {
@@ -408,7 +408,7 @@ func (m *merger) mergeRunsOn(batch []mergeRun, grp []mergeItem, d int, inPlace b
 func keptLanes(old *Node, dropped []entry) [4]uint64 {
 	kept := make([]entry, 0, old.Len()-len(dropped))
 	j := 0
-	old.children.Scan(func(e entry) bool {
+	old.obj.children.Scan(func(e entry) bool {
 		if j < len(dropped) && dropped[j].node == e.node && dropped[j].key == e.key {
 			j++
 		} else {

@@ -18,12 +18,11 @@ func diffNodes(a, b *Node, at string) string {
 		}
 		return ""
 	}
-	if a.kind != b.kind || a.b != b.b || a.i != b.i || a.s != b.s ||
-		(a.f != b.f && !(a.f != a.f && b.f != b.f)) {
+	if a.kind != b.kind || a.b != b.b || a.i != b.i || a.s != b.s {
 		return fmt.Sprintf("%s: leaf %s vs %s", at, renderExport(a), renderExport(b))
 	}
-	if a.size != b.size {
-		return fmt.Sprintf("%s: size %d vs %d", at, a.size, b.size)
+	if a.Size() != b.Size() {
+		return fmt.Sprintf("%s: size %d vs %d", at, a.Size(), b.Size())
 	}
 	if a.hash() != b.hash() {
 		return fmt.Sprintf("%s: hash differs: %s vs %s", at, renderExport(a), renderExport(b))
@@ -40,7 +39,7 @@ func diffNodes(a, b *Node, at string) string {
 	if a.sumLanes() != b.sumLanes() {
 		return at + ": lane sums differ"
 	}
-	ea, eb := a.children.Items(), b.children.Items()
+	ea, eb := a.obj.children.Items(), b.obj.children.Items()
 	for i := range ea {
 		if ea[i].key != eb[i].key || ea[i].keyInfo != eb[i].keyInfo {
 			return fmt.Sprintf("%s: child %d is %q vs %q", at, i, ea[i].key, eb[i].key)

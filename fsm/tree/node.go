@@ -31,27 +31,35 @@ const (
 // key order, so a changed tree shares everything off the written path with
 // the old one, and Snapshot only captures the root pointer.
 //
-// Most nodes are leaves, so the layout is kept for them: 96 bytes, one
-// allocation (a million leaves are about a third of a node's memory). The
-// fields only objects or placeholders need share the leaves' ones.
+// Most nodes are leaves, so the layout is kept for them: 48 bytes, one
+// allocation, with what only objects need behind obj. A leaf's hash and
+// size are computed when asked for rather than kept: a leaf's hash is one
+// SHA-256 of a few bytes, read when its parent's lane sum changes or its
+// ETag is asked for, while every leaf kept would cost 40 bytes more (a
+// node holding a million leaves, 40 MB).
 type Node struct {
 	kind Kind
 	// b is a KindBool's value; for KindIncrement it says that the delta is
-	// a double (in f) rather than an integer (in i).
+	// a double rather than an integer.
 	b     bool
 	hasSV bool // a server-value placeholder is inside
-	i     int64
-	f     float64
-	s     string
-	// children holds a KindObject's children; never empty.
+	// i is a KindInt's value, a KindFloat's IEEE-754 bits, and a
+	// KindIncrement's delta as one or the other (b).
+	i    int64
+	s    string
+	prio *Node   // nil, or a string or number leaf without priority
+	obj  *object // a KindObject's children, lane sum and size; nil otherwise
+}
+
+// object is what only an object node holds.
+type object struct {
+	// children is never empty.
 	children *btree.BTreeG[entry]
-	prio     *Node // nil, or a string or number leaf without priority
-	// digest is a leaf's hash; for an object, the lane-wise sum of its
-	// children's entry digests (sumLanes), from which its hash is derived
-	// when asked for (hash). An object changes far more often than its
-	// hash is read, and keeping both would cost every leaf 32 bytes.
-	digest [sha256.Size]byte
-	size   int64 // approximate bytes of the JSON form, for write size limits
+	// lanes is the lane-wise sum of the children's entry digests, from
+	// which the object's hash is derived when asked for (hash): an object
+	// changes far more often than its hash is read.
+	lanes [4]uint64
+	size  int64 // approximate bytes of the JSON form, for write size limits
 }
 
 type entry struct {
@@ -68,16 +76,18 @@ func newChildren() *btree.BTreeG[entry] { return btree.NewBTreeGOptions(lessEntr
 // Constructors for leaves.
 
 // Bool returns a boolean leaf.
-func Bool(v bool) *Node { return finishLeaf(&Node{kind: KindBool, b: v}) }
+func Bool(v bool) *Node { return &Node{kind: KindBool, b: v} }
 
 // Int returns an integer leaf.
-func Int(v int64) *Node { return finishLeaf(&Node{kind: KindInt, i: v}) }
+func Int(v int64) *Node { return &Node{kind: KindInt, i: v} }
 
 // Float returns a double leaf. NaN and infinities are not JSON and must be rejected before.
-func Float(v float64) *Node { return finishLeaf(&Node{kind: KindFloat, f: v}) }
+func Float(v float64) *Node {
+	return &Node{kind: KindFloat, i: int64(math.Float64bits(v))}
+}
 
 // String returns a string leaf.
-func String(v string) *Node { return finishLeaf(&Node{kind: KindString, s: v}) }
+func String(v string) *Node { return &Node{kind: KindString, s: v} }
 
 // ServerTimestamp returns the placeholder of {".sv":"timestamp"}, which
 // Resolve replaces with the write's clock reading.
@@ -85,22 +95,16 @@ func ServerTimestamp() *Node { return &Node{kind: KindTimestamp, hasSV: true} }
 
 // ServerIncrement returns the placeholder of {".sv":{"increment":delta}}
 // (delta an integer or double leaf), which Resolve adds to the number in
-// place. It holds delta in i or f.
+// place. It holds delta as i, and b says it is a double.
 func ServerIncrement(delta *Node) *Node {
-	n := &Node{kind: KindIncrement, hasSV: true}
-	if delta.Kind() == KindFloat {
-		n.b, n.f = true, delta.f
-	} else {
-		n.i = delta.i
-	}
-	return n
+	return &Node{kind: KindIncrement, hasSV: true, b: delta.Kind() == KindFloat, i: delta.i}
 }
 
 // IncrementDelta returns a KindIncrement placeholder's delta (a new
 // integer or double leaf).
 func (n *Node) IncrementDelta() *Node {
 	if n.b {
-		return Float(n.f)
+		return Float(n.float())
 	}
 	return Int(n.i)
 }
@@ -122,10 +126,23 @@ func (n *Node) Kind() Kind {
 func (n *Node) BoolValue() bool { return n.b }
 
 // IntValue returns an integer leaf's value.
-func (n *Node) IntValue() int64 { return n.i }
+func (n *Node) IntValue() int64 {
+	if n.kind != KindInt {
+		return 0
+	}
+	return n.i
+}
 
 // FloatValue returns a double leaf's value.
-func (n *Node) FloatValue() float64 { return n.f }
+func (n *Node) FloatValue() float64 {
+	if n.kind != KindFloat {
+		return 0
+	}
+	return n.float()
+}
+
+// float is the double a KindFloat (or a double increment) holds in i.
+func (n *Node) float() float64 { return math.Float64frombits(uint64(n.i)) }
 
 // StringValue returns a string leaf's value.
 func (n *Node) StringValue() string { return n.s }
@@ -136,7 +153,7 @@ func (n *Node) Number() (float64, bool) {
 	case KindInt:
 		return float64(n.i), true
 	case KindFloat:
-		return n.f, true
+		return n.float(), true
 	}
 	return 0, false
 }
@@ -151,10 +168,36 @@ func (n *Node) Priority() *Node {
 
 // Size is the approximate size in bytes of the node's JSON form.
 func (n *Node) Size() int64 {
-	if n == nil {
+	switch {
+	case n == nil:
 		return 4
+	case n.kind == KindObject:
+		return n.obj.size
 	}
-	return n.size
+	return leafSize(n)
+}
+
+// leafSize is a leaf's Size: its value's, plus its priority's and 24
+// for the {".value":…,".priority":…} around them when it has one.
+func leafSize(n *Node) int64 {
+	var size int64
+	switch n.kind {
+	case KindString:
+		size = int64(len(n.s)) + 2
+	case KindBool:
+		size = 5
+	case KindTimestamp, KindIncrement:
+		if n.prio == nil {
+			return 0 // unsized until resolved, as ever
+		}
+		size = 8
+	default:
+		size = 8
+	}
+	if n.prio != nil {
+		size += leafSize(n.prio) + 24
+	}
+	return size
 }
 
 // Len returns the number of children of an object (0 for leaves).
@@ -162,7 +205,7 @@ func (n *Node) Len() int {
 	if n.Kind() != KindObject {
 		return 0
 	}
-	return n.children.Len()
+	return n.obj.children.Len()
 }
 
 // Child returns the child named key, or nil.
@@ -170,7 +213,7 @@ func (n *Node) Child(key string) *Node {
 	if n.Kind() != KindObject {
 		return nil
 	}
-	e, ok := n.children.Get(entry{keyInfo: newKeyInfo(key)})
+	e, ok := n.obj.children.Get(entry{keyInfo: newKeyInfo(key)})
 	if !ok {
 		return nil
 	}
@@ -193,7 +236,7 @@ func (n *Node) Each(fn func(key string, child *Node) bool) {
 	if n.Kind() != KindObject {
 		return
 	}
-	n.children.Scan(func(e entry) bool { return fn(e.key, e.node) })
+	n.obj.children.Scan(func(e entry) bool { return fn(e.key, e.node) })
 }
 
 // ETag is the node's content hash as sent in ETag headers: the same on every
@@ -209,11 +252,20 @@ func (n *Node) ETag() string {
 
 // Equal reports whether two nodes hold the same value and priorities.
 func (n *Node) Equal(o *Node) bool {
-	if n == nil || o == nil {
+	switch {
+	case n == nil || o == nil:
 		return n == o
+	case n == o:
+		return true
+	case isValue(n.kind) && isValue(o.kind):
+		// What a leaf's hash covers, compared without hashing it.
+		return n.kind == o.kind && n.b == o.b && n.i == o.i && n.s == o.s && n.prio.Equal(o.prio)
 	}
 	return n.hash() == o.hash()
 }
+
+// isValue reports whether k is a stored leaf's kind.
+func isValue(k Kind) bool { return k >= KindBool && k <= KindString }
 
 // WithPriority returns a copy of n with priority p (nil removes it). A null
 // node has no priority and stays null.
@@ -224,18 +276,20 @@ func (n *Node) WithPriority(p *Node) *Node {
 	if p != nil && p.prio != nil {
 		c := *p
 		c.prio = nil
-		p = finishLeaf(&c)
+		p = &c
 	}
 	c := *n
 	c.prio = p
 	c.hasSV = n.hasSV || (p != nil && p.hasSV)
 	if c.kind == KindObject {
-		// The lane sum (in digest) does not involve the priority; the
-		// size keeps what it was, as it always has: write limits are
-		// part of Apply, so its arithmetic must not change.
-		return &c
+		// The lane sum does not involve the priority; the size keeps
+		// what it was, as it always has: write limits are part of
+		// Apply, so its arithmetic must not change. The copy gets an
+		// object part of its own, as n's may yet change in place.
+		o := *n.obj
+		c.obj = &o
 	}
-	return finishLeaf(&c)
+	return &c
 }
 
 // Hashing. A leaf's digest is SHA-256 over its kind, value and priority. An
@@ -263,40 +317,19 @@ func leafBytes(h []byte, n *Node) []byte {
 	case KindInt:
 		h = binary.BigEndian.AppendUint64(h, uint64(n.i))
 	case KindFloat:
-		h = binary.BigEndian.AppendUint64(h, math.Float64bits(n.f))
+		h = binary.BigEndian.AppendUint64(h, uint64(n.i))
 	case KindString:
 		h = binary.BigEndian.AppendUint64(h, uint64(len(n.s)))
 		h = append(h, n.s...)
 	case KindIncrement: // the delta's own leaf bytes
 		if n.b {
 			h = append(h, byte(KindFloat))
-			h = binary.BigEndian.AppendUint64(h, math.Float64bits(n.f))
 		} else {
 			h = append(h, byte(KindInt))
-			h = binary.BigEndian.AppendUint64(h, uint64(n.i))
 		}
+		h = binary.BigEndian.AppendUint64(h, uint64(n.i))
 	}
 	return h
-}
-
-func finishLeaf(n *Node) *Node {
-	var arr [160]byte // most leaves hash from the stack
-	buf := arr[:0]
-	buf = prioBytes(buf, n.prio)
-	buf = leafBytes(buf, n)
-	n.digest = sha256.Sum256(buf)
-	switch n.kind {
-	case KindString:
-		n.size = int64(len(n.s)) + 2
-	case KindBool:
-		n.size = 5
-	default:
-		n.size = 8
-	}
-	if n.prio != nil {
-		n.size += n.prio.size + 24
-	}
-	return n
 }
 
 func entryDigest(key string, child *Node) [4]uint64 {
@@ -313,11 +346,11 @@ func entryDigest(key string, child *Node) [4]uint64 {
 	}
 }
 
-// hash returns the node's SHA-256 content hash: a leaf keeps it, an
-// object's is SHA-256 over its kind, priority and lane sum.
+// hash returns the node's SHA-256 content hash: a leaf's over its value
+// (leafDigest), an object's over its kind, priority and lane sum.
 func (n *Node) hash() [sha256.Size]byte {
 	if n.kind != KindObject {
-		return n.digest
+		return leafDigest(n)
 	}
 	var arr [96]byte
 	buf := arr[:0]
@@ -329,30 +362,15 @@ func (n *Node) hash() [sha256.Size]byte {
 	return sha256.Sum256(buf)
 }
 
-// sumLanes returns an object's lane sum, kept in digest.
-func (n *Node) sumLanes() [4]uint64 {
-	d := &n.digest
-	return [4]uint64{
-		binary.BigEndian.Uint64(d[0:]), binary.BigEndian.Uint64(d[8:]),
-		binary.BigEndian.Uint64(d[16:]), binary.BigEndian.Uint64(d[24:]),
-	}
-}
-
-// setLanes stores an object's lane sum in digest.
-func (n *Node) setLanes(sum [4]uint64) {
-	for i, l := range sum {
-		binary.BigEndian.PutUint64(n.digest[8*i:], l)
-	}
-}
+// sumLanes returns an object's lane sum.
+func (n *Node) sumLanes() [4]uint64 { return n.obj.lanes }
 
 // newObject returns an object node with the given children and lane sum.
 func newObject(children *btree.BTreeG[entry], sum [4]uint64, size int64, prio *Node, hasSV bool) *Node {
-	n := &Node{kind: KindObject, children: children, size: size, prio: prio, hasSV: hasSV}
-	n.setLanes(sum)
-	return n
+	return &Node{kind: KindObject, prio: prio, hasSV: hasSV, obj: &object{children: children, lanes: sum, size: size}}
 }
 
-func entrySize(key string, child *Node) int64 { return int64(len(key)) + 4 + child.size }
+func entrySize(key string, child *Node) int64 { return int64(len(key)) + 4 + child.Size() }
 
 func addLanes(a, b [4]uint64) [4]uint64 {
 	return [4]uint64{a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]}

@@ -82,7 +82,7 @@ func (b *ObjectBuilder) Build(prio *Node) *Node {
 	}
 	size, hasSV := b.size, b.hasSV
 	if prio != nil {
-		size += prio.size + 16
+		size += prio.Size() + 16
 		hasSV = hasSV || prio.hasSV
 	}
 	sum := b.sum
@@ -134,7 +134,7 @@ func entryOf(key string, child *Node) childEntry {
 // changed in place changed. In place, n itself changes (see owned);
 // otherwise a copy does. It returns nil when no child is left.
 func (n *Node) replaceChild(key string, was childEntry, c *Node, inPlace bool) *Node {
-	children, sum, size := n.children, n.sumLanes(), n.size
+	children, sum, size := n.obj.children, n.sumLanes(), n.obj.size
 	if !inPlace {
 		children = children.Copy()
 	}
@@ -157,8 +157,7 @@ func (n *Node) replaceChild(key string, was childEntry, c *Node, inPlace bool) *
 	if !inPlace {
 		return newObject(children, sum, size, n.prio, hasSV)
 	}
-	n.setLanes(sum)
-	n.size, n.hasSV = size, hasSV
+	n.obj.lanes, n.obj.size, n.hasSV = sum, size, hasSV
 	return n
 }
 
@@ -170,7 +169,7 @@ func (n *Node) WithMemberPriority(p *Node) *Node {
 	if n.Kind() != KindObject {
 		return n.WithPriority(p)
 	}
-	b := &ObjectBuilder{children: n.children, sum: n.sumLanes(), size: n.size, hasSV: n.hasSV}
+	b := &ObjectBuilder{children: n.obj.children, sum: n.sumLanes(), size: n.obj.size, hasSV: n.hasSV}
 	return b.Build(p)
 }
 
@@ -178,13 +177,13 @@ func (n *Node) WithMemberPriority(p *Node) *Node {
 // count in its size: it came through WithPriority (a body's
 // {".value":{…},".priority":p}), not as a ".priority" member.
 func (n *Node) ValuePriority() bool {
-	return n.Kind() == KindObject && n.prio != nil && n.size == childrenSize(n)
+	return n.Kind() == KindObject && n.prio != nil && n.obj.size == childrenSize(n)
 }
 
 // childrenSize is the size an object has without its priority.
 func childrenSize(n *Node) int64 {
 	size := int64(2)
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		size += entrySize(e.key, e.node)
 		return true
 	})

@@ -61,15 +61,15 @@ func TestBuilderLargeObjects(t *testing.T) {
 			}
 			var parts [][]entry
 			size := int64(2)
-			got.children.Walk(func(items []entry) bool {
+			got.obj.children.Walk(func(items []entry) bool {
 				parts = append(parts, items)
 				for _, e := range items {
 					size += entrySize(e.key, e.node)
 				}
 				return true
 			})
-			if got.sumLanes() != digestParts(parts) || got.size != size {
-				t.Fatalf("%d members (shuffled %v): lane sum or size (%d, want %d) differ from their children's", n, shuffle, got.size, size)
+			if got.sumLanes() != digestParts(parts) || got.obj.size != size {
+				t.Fatalf("%d members (shuffled %v): lane sum or size (%d, want %d) differ from their children's", n, shuffle, got.obj.size, size)
 			}
 		}
 	}

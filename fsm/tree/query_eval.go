@@ -144,13 +144,13 @@ func (q *Query) walkKeys(ctx context.Context, n *Node) ([]entry, error) {
 	}
 	switch {
 	case q.fromEnd && q.end != nil:
-		n.children.Descend(entry{keyInfo: q.end.keyValue}, visit)
+		n.obj.children.Descend(entry{keyInfo: q.end.keyValue}, visit)
 	case q.fromEnd:
-		n.children.Reverse(visit)
+		n.obj.children.Reverse(visit)
 	case q.start != nil:
-		n.children.Ascend(entry{keyInfo: q.start.keyValue}, visit)
+		n.obj.children.Ascend(entry{keyInfo: q.start.keyValue}, visit)
 	default:
-		n.children.Scan(visit)
+		n.obj.children.Scan(visit)
 	}
 	if err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func valueAt(child *Node, keys []keyInfo) *Node {
 		if child.Kind() != KindObject {
 			return nil
 		}
-		e, ok := child.children.Get(entry{keyInfo: keys[i]})
+		e, ok := child.obj.children.Get(entry{keyInfo: keys[i]})
 		if !ok {
 			return nil
 		}
@@ -219,7 +219,7 @@ func (q *Query) scan(ctx context.Context, n *Node) ([]entry, error) {
 	if q.limitSet {
 		keep = topK{k: q.limit, fromEnd: q.fromEnd}
 	}
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		if visited++; visited%cancelCheckEvery == 0 {
 			if err = ctx.Err(); err != nil {
 				return false

@@ -72,14 +72,14 @@ func compareNumbers(a, b *Node) int {
 		}
 		return 0
 	case a.kind == KindInt:
-		return compareIntFloat(a.i, b.f)
+		return compareIntFloat(a.i, b.float())
 	case b.kind == KindInt:
-		return -compareIntFloat(b.i, a.f)
+		return -compareIntFloat(b.i, a.float())
 	}
 	switch {
-	case a.f < b.f:
+	case a.float() < b.float():
 		return -1
-	case a.f > b.f:
+	case a.float() > b.float():
 		return 1
 	}
 	return 0

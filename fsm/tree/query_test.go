@@ -206,7 +206,7 @@ func describeSpec(s QuerySpec) string {
 // referenceQuery evaluates q the slow, obvious way.
 func referenceQuery(q *Query, n *Node) []string {
 	var all []indexed
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		var idx *Node
 		if q.Order() == OrderByKey {
 			idx = String(e.key)

@@ -45,7 +45,7 @@ func AppendShallow(dst []byte, n *Node, o RenderOptions) []byte {
 	}
 	dst = append(dst, '{')
 	first := true
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		dst = appendMemberKey(dst, e.key, first, o.Pretty, 1)
 		dst = append(dst, "true"...)
 		first = false
@@ -87,7 +87,7 @@ func appendObject(dst []byte, n *Node, o RenderOptions, level int) []byte {
 		dst = appendLeaf(dst, n.prio, o.Pretty, level+1)
 		first = false
 	}
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		dst = appendMemberKey(dst, e.key, first, o.Pretty, level+1)
 		dst = appendNode(dst, e.node, o, level+1)
 		first = false
@@ -102,13 +102,13 @@ func appendObject(dst []byte, n *Node, o RenderOptions, level int) []byte {
 // below 2 × count, every key is an int32; one more pass rules out negative
 // keys and leading zeros.
 func isArray(n *Node) bool {
-	count := n.children.Len()
-	last, _ := n.children.Max()
+	count := n.obj.children.Len()
+	last, _ := n.obj.children.Max()
 	if !isArrayIndex(&last.keyInfo, count) {
 		return false
 	}
 	ok := true
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		ok = isArrayIndex(&e.keyInfo, count)
 		return ok
 	})
@@ -128,7 +128,7 @@ func isArrayIndex(k *keyInfo, count int) bool {
 func appendArray(dst []byte, n *Node, o RenderOptions, level int) []byte {
 	dst = append(dst, '[')
 	next := 0
-	n.children.Scan(func(e entry) bool {
+	n.obj.children.Scan(func(e entry) bool {
 		for ; next < int(e.ival); next++ {
 			dst = appendElementStart(dst, next == 0, o.Pretty, level+1)
 			dst = append(dst, "null"...)
@@ -153,7 +153,7 @@ func appendLeaf(dst []byte, n *Node, pretty bool, level int) []byte {
 	case KindInt:
 		return strconv.AppendInt(dst, n.i, 10)
 	case KindFloat:
-		return appendFloat(dst, n.f)
+		return appendFloat(dst, n.float())
 	case KindString:
 		return AppendQuoted(dst, n.s)
 	case KindTimestamp:

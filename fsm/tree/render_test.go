@@ -85,7 +85,7 @@ func TestRenderNumbers(t *testing.T) {
 	for _, tt := range tests {
 		got := string(AppendJSON(nil, tt.n, RenderOptions{}))
 		if got != tt.want {
-			t.Errorf("render(%v) = %s, want %s", tt.n.f, got, tt.want)
+			t.Errorf("render(%v) = %s, want %s", tt.n.float(), got, tt.want)
 			continue
 		}
 		if tt.want == "null" {

@@ -242,7 +242,7 @@ func increment(cur, delta *Node) *Node {
 	if delta.Kind() == KindInt {
 		return Int(delta.i)
 	}
-	return Float(delta.f)
+	return Float(delta.float())
 }
 
 // Update returns root with the fields of a PATCH at w.Path written as if
