@@ -188,6 +188,7 @@ func (l *streamLoop) open(lastID uint64) error {
 		}
 		l.base = res.Index
 	}
+	l.disarm()
 	l.keepAlive = time.NewTimer(s.cfg.StreamKeepAlive)
 	if !rq.id.expires.IsZero() {
 		l.expiry = time.NewTimer(time.Until(rq.id.expires))
@@ -280,12 +281,14 @@ func (l *streamLoop) run() {
 			if l.deliver() != nil {
 				return
 			}
+			l.disarm()
 			l.keepAlive.Reset(l.s.cfg.StreamKeepAlive)
 		case <-l.keepAlive.C:
 			l.armDeadline(len(keepAliveFrame))
 			if l.write(0, keepAliveFrame) != nil {
 				return
 			}
+			l.disarm()
 			l.keepAlive.Reset(l.s.cfg.StreamKeepAlive)
 		case <-l.sub.done:
 			l.end()

@@ -132,6 +132,18 @@ func (l *streamLoop) armDeadline(size int) {
 	_ = l.rc.SetWriteDeadline(d) // unsupported writers keep no deadline
 }
 
+// disarm lifts the write deadline once the writes it bounded are done.
+// Over HTTP/2 a stream whose deadline passes is reset then, even with
+// nothing being written (x/net/http2 answers the timer with RST_STREAM),
+// so an idle stream must hold none: every write arms its own.
+func (l *streamLoop) disarm() {
+	if l.conn != nil {
+		_ = l.conn.SetWriteDeadline(time.Time{})
+		return
+	}
+	_ = l.rc.SetWriteDeadline(time.Time{})
+}
+
 // writeRaw sends b as it is, without an id line or a flush.
 func (l *streamLoop) writeRaw(b []byte) error {
 	if l.conn != nil {
