@@ -72,7 +72,7 @@ func (s *sseServer) addr() string { return s.Listener.Addr().String() }
 func TestPoolOpensHoldsAndCloses(t *testing.T) {
 	srv := newSSEServer(t, http.StatusOK)
 	// The same server twice: streams alternate between the two addresses.
-	p := newPool(srv.tlsConfig(), "s3cret", []string{srv.addr(), srv.addr()}, "/idle")
+	p := newPool(srv.tlsConfig(), "s3cret", []string{srv.addr(), srv.addr()}, "/idle", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const n = 40
@@ -112,7 +112,7 @@ func TestPoolOpensHoldsAndCloses(t *testing.T) {
 
 func TestPoolReportsRefusal(t *testing.T) {
 	srv := newSSEServer(t, http.StatusUnauthorized)
-	p := newPool(srv.tlsConfig(), "s3cret", []string{srv.addr()}, "/idle")
+	p := newPool(srv.tlsConfig(), "s3cret", []string{srv.addr()}, "/idle", false)
 	defer p.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

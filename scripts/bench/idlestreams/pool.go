@@ -27,21 +27,39 @@ type pool struct {
 	wg     sync.WaitGroup
 	// ended counts streams the server closed while the pool held them.
 	ended atomic.Int64
+	// watch is --watch: the locations watched, 0 for idle streams, whose
+	// states are in states (one per stream).
+	watch  int
+	states []*watchState
 }
 
-func newPool(conf *tls.Config, auth string, addrs []string, prefix string) *pool {
+// newPool returns a pool whose streams each get a connection of their
+// own, as EventSource over HTTP/1.1 does, or with h2 share connections
+// over HTTP/2, as many EventSources of one page do (a new connection once
+// one carries as many streams as the server allows).
+func newPool(conf *tls.Config, auth string, addrs []string, prefix string, h2 bool) *pool {
 	tr := &http.Transport{
 		TLSClientConfig: conf,
-		// A non-nil empty map turns HTTP/2 off, so each stream gets a
-		// connection of its own, as EventSource over HTTP/1.1 does.
+		// A non-nil empty map turns HTTP/2 off.
 		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout:   30 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
 		DisableCompression:    true,
 	}
+	if h2 {
+		tr.TLSNextProto, tr.ForceAttemptHTTP2 = nil, true
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pool{client: &http.Client{Transport: tr}, auth: auth, addrs: addrs, prefix: prefix, ctx: ctx, cancel: cancel}
+}
+
+// watching makes the pool's streams watch locations (watch.go).
+func (p *pool) watching(watch, n int) {
+	p.watch, p.states = watch, make([]*watchState, n)
+	for i := range p.states {
+		p.states[i] = &watchState{}
+	}
 }
 
 // open opens n streams, at most parallel at a time, and returns once each
@@ -66,7 +84,7 @@ func (p *pool) open(ctx context.Context, n, parallel int, progress func(done int
 			return fmt.Errorf("%d of %d streams open when the time to open them ran out", opened.Load(), n)
 		}
 		p.wg.Go(func() {
-			body, err := p.openOne(ctx, i)
+			body, r, err := p.openOne(ctx, i)
 			// The outcome is recorded before the slot is given back, so
 			// that a failure is seen by the time every slot is back.
 			if err != nil {
@@ -78,7 +96,7 @@ func (p *pool) open(ctx context.Context, n, parallel int, progress func(done int
 				progress(int(k))
 			}
 			<-slots
-			p.hold(body)
+			p.hold(body, r, i)
 		})
 	}
 	// Every slot back means every stream has finished opening.
@@ -101,14 +119,17 @@ func (p *pool) open(ctx context.Context, n, parallel int, progress func(done int
 
 // openOne opens stream i and reads up to the end of its first event. The
 // request lives as long as the pool; ctx only bounds the opening.
-func (p *pool) openOne(ctx context.Context, i int) (io.ReadCloser, error) {
+func (p *pool) openOne(ctx context.Context, i int) (io.ReadCloser, *bufio.Reader, error) {
 	addr := p.addrs[i%len(p.addrs)]
 	url := fmt.Sprintf("https://%s%s/s%d.json", addr, p.prefix, i)
+	if p.watch > 0 {
+		url = fmt.Sprintf("https://%s%s/w%d.json", addr, p.prefix, i%p.watch)
+	}
 	reqCtx, reqCancel := context.WithCancel(p.ctx)
 	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, url, nil)
 	if err != nil {
 		reqCancel()
-		return nil, fmt.Errorf("stream %d: %w", i, err)
+		return nil, nil, fmt.Errorf("stream %d: %w", i, err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	if p.auth != "" {
@@ -120,24 +141,24 @@ func (p *pool) openOne(ctx context.Context, i int) (io.ReadCloser, error) {
 	resp, err := p.client.Do(req)
 	if err != nil {
 		reqCancel()
-		return nil, fmt.Errorf("stream %d on %s: %w", i, addr, err)
+		return nil, nil, fmt.Errorf("stream %d on %s: %w", i, addr, err)
 	}
 	body := &cancelBody{ReadCloser: resp.Body, cancel: reqCancel}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		body.Close()
-		return nil, fmt.Errorf("stream %d on %s: %s %s: %s", i, addr, resp.Status, resp.Header.Get("Content-Type"), strings.TrimSpace(string(msg)))
+		return nil, nil, fmt.Errorf("stream %d on %s: %s %s: %s", i, addr, resp.Status, resp.Header.Get("Content-Type"), strings.TrimSpace(string(msg)))
 	}
 	r := bufio.NewReaderSize(body, 256)
 	if err := firstEvent(r); err != nil {
 		body.Close()
-		return nil, fmt.Errorf("stream %d on %s: %w", i, addr, err)
+		return nil, nil, fmt.Errorf("stream %d on %s: %w", i, addr, err)
 	}
 	if !detach() {
 		body.Close()
-		return nil, fmt.Errorf("stream %d on %s: the time to open the streams ran out", i, addr)
+		return nil, nil, fmt.Errorf("stream %d on %s: the time to open the streams ran out", i, addr)
 	}
-	return body, nil
+	return body, r, nil
 }
 
 // firstEvent reads frames up to the end of the first `put`, the location's
@@ -163,19 +184,22 @@ func firstEvent(r *bufio.Reader) error {
 	}
 }
 
-// hold reads the stream (keep-alives) until it ends; an end that the pool
-// did not ask for counts in ended.
-func (p *pool) hold(body io.ReadCloser) {
+// hold reads stream i (keep-alives, and with --watch the rounds, through
+// r) until it ends; an end that the pool did not ask for counts in ended.
+func (p *pool) hold(body io.ReadCloser, r *bufio.Reader, i int) {
 	defer body.Close()
-	// Small on purpose: ten thousand streams each hold one.
-	buf := make([]byte, 128)
-	for {
-		if _, err := body.Read(buf); err != nil {
-			if p.ctx.Err() == nil {
-				p.ended.Add(1)
-			}
-			return
+	var err error
+	if p.watch > 0 {
+		err = readPuts(r, p.states[i])
+	} else {
+		// Small on purpose: ten thousand streams each hold one.
+		buf := make([]byte, 128)
+		for err == nil {
+			_, err = body.Read(buf)
 		}
+	}
+	if err != nil && p.ctx.Err() == nil {
+		p.ended.Add(1)
 	}
 }
 
