@@ -192,16 +192,19 @@ func (p *pool) checkRounds(ctx context.Context, cfg config, stdout, stderr io.Wr
 		return 1
 	}
 	start := time.Now()
-	if err := p.writeRounds(ctx, cfg.watch, cfg.rounds, cfg.interval); err != nil {
+	acked, err := p.writeRounds(ctx, cfg.watch, cfg.rounds, cfg.interval)
+	wrote := time.Since(start)
+	if err != nil {
 		fmt.Fprintf(stderr, "idlestreams: %v\n", err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	t := waitComplete(waitCtx, p.states, acked)
+	cancel()
+	fmt.Fprintf(stdout, "rounds %d of %d acknowledged in %.1f s, to %d locations; streams %d: %d saw every one, %d are behind (lowest round seen %d); %d rounds missing, %d stale; %d streams ended by the server\n",
+		acked, cfg.rounds, wrote.Seconds(), cfg.watch, t.streams, t.complete, t.behind, t.behindLast, t.missing, t.stale, p.ended.Load())
+	if err != nil {
 		return 1
 	}
-	wrote := time.Since(start)
-	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	t := waitComplete(waitCtx, p.states, cfg.rounds)
-	cancel()
-	fmt.Fprintf(stdout, "rounds %d written in %.1f s to %d locations; streams %d: %d saw every round, %d are behind (lowest round seen %d); %d rounds missing, %d stale; %d streams ended by the server\n",
-		cfg.rounds, wrote.Seconds(), cfg.watch, t.streams, t.complete, t.behind, t.behindLast, t.missing, t.stale, p.ended.Load())
 	if t.complete != t.streams || t.missing != 0 || t.stale != 0 {
 		return 1
 	}

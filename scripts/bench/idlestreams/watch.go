@@ -71,8 +71,10 @@ func readPuts(r *bufio.Reader, st *watchState) error {
 }
 
 // writeRounds writes rounds rounds through the pool's first node, every
-// interval, each PATCH retried (up to 10 times) on 503 as a client would.
-func (p *pool) writeRounds(ctx context.Context, watch, rounds int, interval time.Duration) error {
+// interval, each PATCH retried (up to 10 times) on 503 as a client would
+// (the same values again are safe to repeat). It returns how many were
+// acknowledged, and why it stopped short.
+func (p *pool) writeRounds(ctx context.Context, watch, rounds int, interval time.Duration) (int, error) {
 	url := fmt.Sprintf("https://%s%s.json?print=silent", p.addrs[0], p.prefix)
 	for r := 1; r <= rounds; r++ {
 		fields := make(map[string]int, watch)
@@ -81,18 +83,18 @@ func (p *pool) writeRounds(ctx context.Context, watch, rounds int, interval time
 		}
 		body, err := json.Marshal(fields)
 		if err != nil {
-			return err
+			return r - 1, err
 		}
 		if err := p.patch(ctx, url, body); err != nil {
-			return fmt.Errorf("round %d: %w", r, err)
+			return r - 1, fmt.Errorf("round %d: %w", r, err)
 		}
 		select {
 		case <-time.After(interval):
 		case <-ctx.Done():
-			return ctx.Err()
+			return r, ctx.Err()
 		}
 	}
-	return nil
+	return rounds, nil
 }
 
 func (p *pool) patch(ctx context.Context, url string, body []byte) error {
@@ -128,13 +130,14 @@ type watchTotals struct {
 	behind, behindLast int64 // streams short of the last round, and the lowest round one of them saw
 }
 
-// totals sums the states against rounds written.
+// totals sums the states against rounds acknowledged (a stream may see a
+// later one whose write was not).
 func totals(states []*watchState, rounds int) watchTotals {
 	t := watchTotals{streams: len(states), behindLast: int64(rounds)}
 	for _, st := range states {
 		t.missing += st.missing.Load()
 		t.stale += st.stale.Load()
-		if last := st.last.Load(); last == int64(rounds) {
+		if last := st.last.Load(); last >= int64(rounds) {
 			t.complete++
 		} else {
 			t.behind++
@@ -144,7 +147,7 @@ func totals(states []*watchState, rounds int) watchTotals {
 	return t
 }
 
-// waitComplete waits until every stream saw the last round, or ctx ends.
+// waitComplete waits until every stream saw round rounds, or ctx ends.
 func waitComplete(ctx context.Context, states []*watchState, rounds int) watchTotals {
 	for {
 		t := totals(states, rounds)
