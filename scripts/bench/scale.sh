@@ -152,15 +152,19 @@ find_leader() {
 	die "no node reports being the leader after 30 s"
 }
 
-# snapshots_taken: snapshots written by the three processes so far.
-snapshots_taken() {
+# metric_sum NAME: NAME's value summed over the three nodes (a missing
+# one counts 0).
+metric_sum() {
 	local i v sum=0
 	for i in 0 1 2; do
-		v=$(metric "$i" arbor_raft_snapshots_total)
+		v=$(metric "$i" "$1")
 		sum=$((sum + ${v:-0}))
 	done
 	echo "$sum"
 }
+
+# snapshots_taken: snapshots written by the three processes so far.
+snapshots_taken() { metric_sum arbor_raft_snapshots_total; }
 
 # rss: "max mean n1/n2/n3" of the nodes' resident memory in MB.
 rss() {
@@ -325,14 +329,7 @@ measure_size() {
 }
 
 # streams_open: the idle streams the three nodes report serving.
-streams_open() {
-	local i v sum=0
-	for i in 0 1 2; do
-		v=$(metric "$i" arbor_stream_open)
-		sum=$((sum + ${v:-0}))
-	done
-	echo "$sum"
-}
+streams_open() { metric_sum arbor_stream_open; }
 
 # measure_subscribers N: with N idle streams open, write and read latency
 # and RSS.

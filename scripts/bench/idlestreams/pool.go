@@ -75,13 +75,21 @@ func (p *pool) open(ctx context.Context, n, parallel int, progress func(done int
 		default:
 		}
 	}
-	for i := range n {
+	// take waits for a free slot, or returns the first failure or the
+	// end of the time to open them.
+	take := func() error {
 		select {
 		case slots <- struct{}{}:
+			return nil
 		case err := <-failed:
 			return err
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d streams open when the time to open them ran out", opened.Load(), n)
+		}
+	}
+	for i := range n {
+		if err := take(); err != nil {
+			return err
 		}
 		p.wg.Go(func() {
 			body, r, err := p.openOne(ctx, i)
@@ -101,12 +109,8 @@ func (p *pool) open(ctx context.Context, n, parallel int, progress func(done int
 	}
 	// Every slot back means every stream has finished opening.
 	for range parallel {
-		select {
-		case slots <- struct{}{}:
-		case err := <-failed:
+		if err := take(); err != nil {
 			return err
-		case <-ctx.Done():
-			return fmt.Errorf("%d of %d streams open when the time to open them ran out", opened.Load(), n)
 		}
 	}
 	select {
