@@ -74,7 +74,7 @@ func compareIndexItems(a, b indexItem) int {
 	if ea, eb := a.ext(), b.ext(); ea != 0 || eb != 0 {
 		return cmpInt(ea, eb)
 	}
-	return compareKeyInfo(&a.keyInfo, &b.keyInfo)
+	return CompareKeys(a.key, b.key)
 }
 
 func lessIndexItem(a, b indexItem) bool { return compareIndexItems(a, b) < 0 }
@@ -96,7 +96,7 @@ func BuildIndex(n *Node, o IndexOrder) *Index {
 	items := make([]indexItem, 0, n.Len())
 	if n.Kind() == KindObject {
 		n.obj.children.Scan(func(e entry) bool {
-			items = append(items, indexItem{idx: valueAt(e.node, o.keys), keyInfo: e.keyInfo})
+			items = append(items, indexItem{idx: valueAt(e.node, o.keys), keyInfo: newKeyInfo(e.key)})
 			return true
 		})
 	}

@@ -66,7 +66,7 @@ func (q *Query) walkIndex(ctx context.Context, n *Node, ix *Index) ([]entry, err
 				return false
 			}
 		}
-		e := entry{keyInfo: it.keyInfo}
+		e := entry{key: it.keyInfo.key}
 		// Only an item equal to the seek pivot can be on the wrong side of
 		// the near bound (an exclusive one).
 		if !near(&e, it.idx) {

@@ -14,10 +14,14 @@ func newKeyInfo(k string) keyInfo {
 	return keyInfo{key: k, isInt: ok, ival: v}
 }
 
+// mayBeIntKey is parseInt32Key's first test, cheap enough to make before
+// each comparison: most keys start with a letter and are never integers.
+func mayBeIntKey(k string) bool { return len(k) > 0 && (k[0] == '-' || k[0]-'0' <= 9) }
+
 // parseInt32Key reports whether k is a 32-bit signed integer in the form the
 // Firebase SDKs accept (`^-?0*\d{1,10}$`, leading zeros allowed).
 func parseInt32Key(k string) (int32, bool) {
-	if len(k) == 0 || len(k) > 11+20 {
+	if len(k) == 0 || len(k) > 11+20 || !mayBeIntKey(k) {
 		return 0, false
 	}
 	i := 0
@@ -54,35 +58,50 @@ func parseInt32Key(k string) (int32, bool) {
 }
 
 func compareKeyInfo(a, b *keyInfo) int {
+	return compareParsedKeys(a.key, a.ival, a.isInt, b.key, b.ival, b.isInt)
+}
+
+// compareKeyTo compares key with a key parsed before.
+func compareKeyTo(key string, b *keyInfo) int {
+	v, ok := parseInt32Key(key)
+	return compareParsedKeys(key, v, ok, b.key, b.ival, b.isInt)
+}
+
+// compareParsedKeys is the key order over keys and their integer forms.
+func compareParsedKeys(a string, av int32, aInt bool, b string, bv int32, bInt bool) int {
 	switch {
-	case a.isInt && b.isInt:
-		if a.ival != b.ival {
-			if a.ival < b.ival {
+	case aInt && bInt:
+		if av != bv {
+			if av < bv {
 				return -1
 			}
 			return 1
 		}
-		if len(a.key) != len(b.key) {
-			if len(a.key) < len(b.key) {
+		if len(a) != len(b) {
+			if len(a) < len(b) {
 				return -1
 			}
 			return 1
 		}
-		return CompareUTF16(a.key, b.key)
-	case a.isInt:
+		return CompareUTF16(a, b)
+	case aInt:
 		return -1
-	case b.isInt:
+	case bInt:
 		return 1
 	}
-	return CompareUTF16(a.key, b.key)
+	return CompareUTF16(a, b)
 }
 
 // CompareKeys orders two keys the Firebase way: keys that parse as 32-bit
 // integers first, numerically (shorter string first on a tie), then all
 // others by UTF-16 code units.
 func CompareKeys(a, b string) int {
-	ka, kb := newKeyInfo(a), newKeyInfo(b)
-	return compareKeyInfo(&ka, &kb)
+	if !mayBeIntKey(a) && !mayBeIntKey(b) {
+		return CompareUTF16(a, b)
+	}
+	av, aInt := parseInt32Key(a)
+	bv, bInt := parseInt32Key(b)
+	return compareParsedKeys(a, av, aInt, b, bv, bInt)
 }
 
 // CompareUTF16 compares two UTF-8 strings by their UTF-16 code units, the

@@ -334,7 +334,7 @@ func (m *merger) echo() *Node {
 			v := m.resolved[mb.i].Value
 			size += entrySize(mb.ki.key, v)
 			hasSV = hasSV || v.hasSV
-			children.Load(entry{keyInfo: mb.ki, node: v})
+			children.Load(entry{key: mb.ki.key, node: v})
 		}
 	}
 	// The digests the tree's merge computed already are reused.

@@ -91,7 +91,7 @@ func (pl *placer) place(batch []mergeRun) {
 				case pl.inPlace:
 					pl.removed = addLanes(pl.removed, r.wasDigest)
 				case pl.dropped != nil:
-					pl.dropped = append(pl.dropped, entry{keyInfo: ki, node: was})
+					pl.dropped = append(pl.dropped, entry{key: ki.key, node: was})
 				}
 			}
 			if child != nil {
@@ -104,9 +104,9 @@ func (pl *placer) place(batch []mergeRun) {
 			}
 			if pl.inPlace {
 				if child == nil {
-					pl.children.Delete(entry{keyInfo: ki})
+					pl.children.Delete(entry{key: ki.key})
 				} else {
-					pl.children.Set(entry{keyInfo: ki, node: child})
+					pl.children.Set(entry{key: ki.key, node: child})
 				}
 			}
 		} else if was != nil {
@@ -116,7 +116,7 @@ func (pl *placer) place(batch []mergeRun) {
 			continue
 		}
 		if !pl.inPlace {
-			pl.children.Load(entry{keyInfo: ki, node: child})
+			pl.children.Load(entry{key: ki.key, node: child})
 		}
 		if pl.echoing {
 			dg := r.digest
@@ -126,7 +126,7 @@ func (pl *placer) place(batch []mergeRun) {
 			pl.echoSum = addLanes(pl.echoSum, dg)
 			pl.echoHasSV = pl.echoHasSV || child.hasSV
 			if pl.echo != nil {
-				pl.echo.Load(entry{keyInfo: ki, node: child})
+				pl.echo.Load(entry{key: ki.key, node: child})
 			}
 		}
 	}
@@ -205,13 +205,13 @@ func (m *merger) object(old *Node, grp []mergeItem, d, runs int, prio int32, p *
 			}
 			switch {
 			case pl.inPlace:
-				if e, ok := old.obj.children.Get(entry{keyInfo: r.ki}); ok {
+				if e, ok := old.obj.children.Get(entry{key: r.ki.key}); ok {
 					r.was = e.node
 				}
 			case findOK:
 				for findOK {
 					e := find.Item()
-					c := compareKeyInfo(&e.keyInfo, &r.ki)
+					c := compareKeyTo(e.key, &r.ki)
 					if c > 0 {
 						break
 					}
@@ -340,7 +340,7 @@ func touchesAll(old *Node, grp []mergeItem) bool {
 	ok, j := it.First(), 0
 	for ; ok; ok = it.Next() {
 		e := it.Item()
-		for j < len(grp) && compareKeyInfo(&grp[j].ki, &e.keyInfo) < 0 {
+		for j < len(grp) && compareKeyTo(e.key, &grp[j].ki) > 0 {
 			j++
 		}
 		if j == len(grp) || grp[j].ki.key != e.key {

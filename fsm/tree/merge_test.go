@@ -41,7 +41,7 @@ func diffNodes(a, b *Node, at string) string {
 	}
 	ea, eb := a.obj.children.Items(), b.obj.children.Items()
 	for i := range ea {
-		if ea[i].key != eb[i].key || ea[i].keyInfo != eb[i].keyInfo {
+		if ea[i].key != eb[i].key {
 			return fmt.Sprintf("%s: child %d is %q vs %q", at, i, ea[i].key, eb[i].key)
 		}
 		if d := diffNodes(ea[i].node, eb[i].node, at+"/"+ea[i].key); d != "" {

@@ -62,12 +62,16 @@ type object struct {
 	size  int64 // approximate bytes of the JSON form, for write size limits
 }
 
+// entry is one child in its parent's B-tree. It is kept to 24 bytes, the
+// key and the value, since an object of a million children holds a million
+// of them: the key's integer form, which the order needs, is parsed at each
+// comparison instead of kept (a byte or two of work for most keys).
 type entry struct {
-	keyInfo
+	key  string
 	node *Node
 }
 
-func lessEntry(a, b entry) bool { return compareKeyInfo(&a.keyInfo, &b.keyInfo) < 0 }
+func lessEntry(a, b entry) bool { return CompareKeys(a.key, b.key) < 0 }
 
 var btreeOpts = btree.Options{NoLocks: true, Degree: 16}
 
@@ -213,7 +217,7 @@ func (n *Node) Child(key string) *Node {
 	if n.Kind() != KindObject {
 		return nil
 	}
-	e, ok := n.obj.children.Get(entry{keyInfo: newKeyInfo(key)})
+	e, ok := n.obj.children.Get(entry{key: key})
 	if !ok {
 		return nil
 	}

@@ -40,19 +40,20 @@ func (b *ObjectBuilder) Set(key string, child *Node) {
 	if child == nil {
 		return
 	}
-	e := entry{keyInfo: newKeyInfo(key), node: child}
+	e := entry{key: key, node: child}
+	ki := newKeyInfo(key)
 	var (
 		old entry
 		ok  bool
 	)
 	order := 1
 	if b.children.Len() > 0 && !b.unordered {
-		order = compareKeyInfo(&e.keyInfo, &b.last)
+		order = compareKeyInfo(&ki, &b.last)
 	}
 	switch {
 	case order > 0 && !b.unordered:
 		old, ok = b.children.Load(e) // Set, with a shortcut for the last key
-		b.last = e.keyInfo
+		b.last = ki
 	default:
 		b.unordered = b.unordered || order < 0
 		old, ok = b.children.Set(e)
@@ -144,12 +145,12 @@ func (n *Node) replaceChild(key string, was childEntry, c *Node, inPlace bool) *
 	}
 	ki := newKeyInfo(key)
 	if c == nil {
-		children.Delete(entry{keyInfo: ki})
+		children.Delete(entry{key: ki.key})
 		if children.Len() == 0 {
 			return nil
 		}
 	} else {
-		children.Set(entry{keyInfo: ki, node: c})
+		children.Set(entry{key: ki.key, node: c})
 		sum = addLanes(sum, entryDigest(key, c))
 		size += entrySize(key, c)
 	}

@@ -120,7 +120,7 @@ func (st *objectState) build() (*Node, error) {
 // remove deletes key from b, if present. It leaves hasSV as it was: a
 // stale true only costs the resolver a walk.
 func (b *ObjectBuilder) remove(key string) {
-	if old, ok := b.children.Delete(entry{keyInfo: newKeyInfo(key)}); ok {
+	if old, ok := b.children.Delete(entry{key: key}); ok {
 		b.sum = subLanes(b.sum, entryDigest(key, old.node))
 		b.size -= entrySize(key, old.node)
 	}

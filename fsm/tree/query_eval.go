@@ -98,7 +98,7 @@ func (q *Query) admitsEnd(e *entry, idx *Node) bool {
 func (q *Query) compareToBound(e *entry, idx *Node, b *bound) int {
 	var c int
 	if q.order == OrderByKey {
-		c = compareKeyInfo(&e.keyInfo, &b.keyValue)
+		c = compareKeyTo(e.key, &b.keyValue)
 	} else {
 		c = compareValues(idx, b.value)
 	}
@@ -108,7 +108,7 @@ func (q *Query) compareToBound(e *entry, idx *Node, b *bound) int {
 	if b.name.ext != 0 {
 		return -int(b.name.ext)
 	}
-	return compareKeyInfo(&e.keyInfo, &b.name.key)
+	return compareKeyTo(e.key, &b.name.key)
 }
 
 // walkKeys answers a $key query straight from the children's B-tree: it
@@ -144,11 +144,11 @@ func (q *Query) walkKeys(ctx context.Context, n *Node) ([]entry, error) {
 	}
 	switch {
 	case q.fromEnd && q.end != nil:
-		n.obj.children.Descend(entry{keyInfo: q.end.keyValue}, visit)
+		n.obj.children.Descend(entry{key: q.end.keyValue.key}, visit)
 	case q.fromEnd:
 		n.obj.children.Reverse(visit)
 	case q.start != nil:
-		n.obj.children.Ascend(entry{keyInfo: q.start.keyValue}, visit)
+		n.obj.children.Ascend(entry{key: q.start.keyValue.key}, visit)
 	default:
 		n.obj.children.Scan(visit)
 	}
@@ -172,7 +172,7 @@ func compareIndexed(a, b indexed) int {
 	if c := compareValues(a.idx, b.idx); c != 0 {
 		return c
 	}
-	return compareKeyInfo(&a.e.keyInfo, &b.e.keyInfo)
+	return CompareKeys(a.e.key, b.e.key)
 }
 
 // indexValue returns what child is ordered by (not for OrderByKey).
@@ -195,7 +195,7 @@ func valueAt(child *Node, keys []keyInfo) *Node {
 		if child.Kind() != KindObject {
 			return nil
 		}
-		e, ok := child.obj.children.Get(entry{keyInfo: keys[i]})
+		e, ok := child.obj.children.Get(entry{key: keys[i].key})
 		if !ok {
 			return nil
 		}
@@ -315,14 +315,14 @@ func (q *Query) Admits(key string, child *Node) bool {
 func (q *Query) CompareChildren(aKey string, a *Node, bKey string, b *Node) int {
 	x, y := q.indexedChild(aKey, a), q.indexedChild(bKey, b)
 	if q.order == OrderByKey {
-		return compareKeyInfo(&x.e.keyInfo, &y.e.keyInfo)
+		return CompareKeys(x.e.key, y.e.key)
 	}
 	return compareIndexed(x, y)
 }
 
 // indexedChild is a child with its index value (none for a key query).
 func (q *Query) indexedChild(key string, child *Node) indexed {
-	it := indexed{e: entry{keyInfo: newKeyInfo(key), node: child}}
+	it := indexed{e: entry{key: key, node: child}}
 	if q.order != OrderByKey {
 		it.idx = q.indexValue(child)
 	}

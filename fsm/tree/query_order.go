@@ -122,11 +122,11 @@ func AppendQueryResult(dst []byte, r QueryResult, o RenderOptions) []byte {
 	}
 	if !r.shallow && !o.Export && entriesAreArray(r.children) {
 		sorted := slices.Clone(r.children)
-		slices.SortFunc(sorted, func(a, b entry) int { return cmpInt(int(a.ival), int(b.ival)) })
+		slices.SortFunc(sorted, func(a, b entry) int { return cmpInt(arrayIndex(a.key), arrayIndex(b.key)) })
 		dst = append(dst, '[')
 		next := 0
 		for _, e := range sorted {
-			for ; next < int(e.ival); next++ {
+			for i := arrayIndex(e.key); next < i; next++ {
 				dst = appendElementStart(dst, next == 0, o.Pretty, 1)
 				dst = append(dst, "null"...)
 			}
@@ -164,7 +164,7 @@ func AppendQueryResult(dst []byte, r QueryResult, o RenderOptions) []byte {
 // entriesAreArray is the array rule (SPEC §1) for a set of children.
 func entriesAreArray(es []entry) bool {
 	for i := range es {
-		if !isArrayIndex(&es[i].keyInfo, len(es)) {
+		if !isArrayIndex(es[i].key, len(es)) {
 			return false
 		}
 	}

@@ -218,7 +218,7 @@ func referenceQuery(q *Query, n *Node) []string {
 	})
 	slices.SortFunc(all, func(a, b indexed) int {
 		if q.Order() == OrderByKey {
-			return compareKeyInfo(&a.e.keyInfo, &b.e.keyInfo)
+			return CompareKeys(a.e.key, b.e.key)
 		}
 		return compareIndexed(a, b)
 	})

@@ -104,12 +104,12 @@ func appendObject(dst []byte, n *Node, o RenderOptions, level int) []byte {
 func isArray(n *Node) bool {
 	count := n.obj.children.Len()
 	last, _ := n.obj.children.Max()
-	if !isArrayIndex(&last.keyInfo, count) {
+	if !isArrayIndex(last.key, count) {
 		return false
 	}
 	ok := true
 	n.obj.children.Scan(func(e entry) bool {
-		ok = isArrayIndex(&e.keyInfo, count)
+		ok = isArrayIndex(e.key, count)
 		return ok
 	})
 	return ok
@@ -117,11 +117,18 @@ func isArray(n *Node) bool {
 
 // isArrayIndex reports whether k is a canonical non-negative integer below
 // 2 × count.
-func isArrayIndex(k *keyInfo, count int) bool {
-	if !k.isInt || k.ival < 0 || int64(k.ival) >= 2*int64(count) {
+func isArrayIndex(key string, count int) bool {
+	v, ok := parseInt32Key(key)
+	if !ok || v < 0 || int64(v) >= 2*int64(count) {
 		return false
 	}
-	return k.key[0] != '-' && (len(k.key) == 1 || k.key[0] != '0')
+	return key[0] != '-' && (len(key) == 1 || key[0] != '0')
+}
+
+// arrayIndex is the index that an array's key (isArrayIndex) names.
+func arrayIndex(key string) int {
+	v, _ := parseInt32Key(key)
+	return int(v)
 }
 
 // appendArray writes an object that isArray approves, with null in the gaps.
@@ -129,7 +136,7 @@ func appendArray(dst []byte, n *Node, o RenderOptions, level int) []byte {
 	dst = append(dst, '[')
 	next := 0
 	n.obj.children.Scan(func(e entry) bool {
-		for ; next < int(e.ival); next++ {
+		for i := arrayIndex(e.key); next < i; next++ {
 			dst = appendElementStart(dst, next == 0, o.Pretty, level+1)
 			dst = append(dst, "null"...)
 		}
