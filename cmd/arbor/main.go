@@ -91,6 +91,7 @@ func runServe(args []string, stderr io.Writer) int {
 	// Before the node opens its log: the limit must already hold while
 	// the log is replayed.
 	applyMemoryLimit(cfg.memoryLimit, os.LookupEnv, os.ReadFile, logger)
+	keepGCHeadroom(os.LookupEnv, logger)
 	ctx, stop := notifyShutdown(logger, os.Exit)
 	defer stop()
 	if err := serve(ctx, cfg, logger); err != nil {
