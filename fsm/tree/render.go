@@ -115,20 +115,37 @@ func isArray(n *Node) bool {
 	return ok
 }
 
-// isArrayIndex reports whether k is a canonical non-negative integer below
-// 2 × count.
+// isArrayIndex reports whether key is a canonical non-negative integer
+// key (a 32-bit one, without leading zeros) below 2 × count.
 func isArrayIndex(key string, count int) bool {
-	v, ok := parseInt32Key(key)
-	if !ok || v < 0 || int64(v) >= 2*int64(count) {
-		return false
-	}
-	return key[0] != '-' && (len(key) == 1 || key[0] != '0')
+	v, ok := canonicalIndex(key)
+	return ok && int64(v) < 2*int64(count)
 }
 
 // arrayIndex is the index that an array's key (isArrayIndex) names.
 func arrayIndex(key string) int {
-	v, _ := parseInt32Key(key)
-	return int(v)
+	v, _ := canonicalIndex(key)
+	return v
+}
+
+// canonicalIndex reads key as a canonical non-negative integer key: digits
+// only, no leading zero but in "0", at most math.MaxInt32. Every such key
+// is an integer key in the key order (parseInt32Key), and it is written
+// out here rather than parsed by it because rendering asks it of every
+// element of every array.
+func canonicalIndex(key string) (int, bool) {
+	if len(key) == 0 || len(key) > 10 || (key[0] == '0' && len(key) > 1) {
+		return 0, false
+	}
+	v := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, v <= math.MaxInt32
 }
 
 // appendArray writes an object that isArray approves, with null in the gaps.

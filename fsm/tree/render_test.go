@@ -330,3 +330,24 @@ func BenchmarkRender(b *testing.B) {
 		})
 	}
 }
+
+// TestIsArrayIndexIsTheIntegerKeyRule checks the array rule's own reading
+// of a key against the key order's: a key is an array index exactly when
+// it is an integer key (parseInt32Key), non-negative, without a sign or a
+// leading zero, and below 2 × count.
+func TestIsArrayIndexIsTheIntegerKeyRule(t *testing.T) {
+	keys := []string{"", "0", "00", "01", "1", "-0", "-1", "+1", " 1", "1 ", "12a", "a1", "7", "10",
+		"2147483646", "2147483647", "2147483648", "4294967296", "9999999999", "99999999999", "0000000001", "٣"}
+	for _, k := range keys {
+		for _, count := range []int{1, 5, 6, 1 << 30, 1 << 31} {
+			v, isInt := parseInt32Key(k)
+			want := isInt && v >= 0 && int64(v) < 2*int64(count) && k[0] != '-' && (len(k) == 1 || k[0] != '0')
+			if got := isArrayIndex(k, count); got != want {
+				t.Errorf("isArrayIndex(%q, %d) = %v, want %v", k, count, got, want)
+			}
+			if want && arrayIndex(k) != int(v) {
+				t.Errorf("arrayIndex(%q) = %d, want %d", k, arrayIndex(k), v)
+			}
+		}
+	}
+}
