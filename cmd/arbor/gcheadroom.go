@@ -6,25 +6,20 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // The collector's headroom floor. With Go's default GOGC=100 the heap may
 // grow by as much as is live before the next collection, so a node
 // holding 20 MB collects after every 20 MB allocated: at thousands of
-// writes a second, each allocating a few KB on every replica, that is a
-// collection every few hundred milliseconds, and the marking competes
-// with the fsync pipeline for the CPU. A node instead lets the heap grow
+// writes a second, each allocating a few KB on every replica, that is
+// many collections a second, and the marking competes with the fsync
+// pipeline for the CPU. A node instead lets the heap grow
 // by at least minGCHeadroom over what is live: above minGCHeadroom of
-// live data that is GOGC=100 as before, below it GOGC rises, up to
+// live data that is Go's default GOGC=100, below it GOGC rises, up to
 // maxGCPercent. The cost is at most minGCHeadroom of memory more than
 // GOGC=100 would use; the memory limit (applyMemoryLimit) still bounds
-// the whole. An operator's GOGC wins.
-//
-// Measured with scripts/bench/run.sh (three nodes, 64 clients writing,
-// 2026-12-08): GOGC=400 on the nodes wrote 4–17 % more than GOGC=100 in
-// five of five interleaved pairs; docs/PERFORMANCE.md has this floor's
-// own figures.
+// the whole. An operator's GOGC wins. docs/PERFORMANCE.md ("The
+// collector's headroom") has the measurements.
 const (
 	minGCHeadroom = 64 << 20
 	maxGCPercent  = 800
@@ -45,9 +40,9 @@ func gcPercentFor(live uint64) int {
 // collection found. It runs on the runtime's cleanup goroutine: each
 // collection frees the sentinel that the previous retune allocated.
 type gcHeadroom struct {
-	mu      sync.Mutex // orders retune and stop
+	mu      sync.Mutex // guards what follows; orders retune and stop
 	stopped bool
-	percent atomic.Int64 // the GOGC last set
+	percent int // the GOGC last set
 	sample  []metrics.Sample
 }
 
@@ -67,7 +62,7 @@ func keepGCHeadroom(lookupEnv func(string) (string, bool), logger *slog.Logger) 
 		return nil
 	}
 	h := &gcHeadroom{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	h.percent.Store(100)
+	h.percent = 100
 	h.arm()
 	logger.Info("collector headroom: the heap may grow by at least this much over the live data before a collection",
 		"min_headroom_mb", minGCHeadroom>>20, "max_gogc", maxGCPercent)
@@ -97,8 +92,8 @@ func (h *gcHeadroom) retune() bool {
 		return true
 	}
 	p := gcPercentFor(h.sample[0].Value.Uint64())
-	if int64(p) != h.percent.Load() {
-		h.percent.Store(int64(p))
+	if p != h.percent {
+		h.percent = p
 		debug.SetGCPercent(p)
 	}
 	return true

@@ -43,8 +43,11 @@ func TestGCHeadroomFollowsTheLiveHeap(t *testing.T) {
 		runtime.GC()
 		metrics.Read(gogc)
 		if got := gogc[0].Value.Uint64(); got > 100 {
-			if int64(got) != h.percent.Load() {
-				t.Fatalf("GOGC %d, but the floor last set %d", got, h.percent.Load())
+			h.mu.Lock()
+			set := h.percent
+			h.mu.Unlock()
+			if int(got) != set {
+				t.Fatalf("GOGC %d, but the floor last set %d", got, set)
 			}
 			break
 		}
